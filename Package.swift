@@ -1,0 +1,68 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Forage: keeps web data fresh in the background.
+///
+/// See `README.md` for the two commands that set everything up, and
+/// `docs/` for the design. Targets follow ARCHITECTURE.md: one folder per
+/// target under `Sources/`, tests beside their target's name under `Tests/`.
+let package = Package(
+  name: "Forage",
+  platforms: [.macOS(.v14), .iOS(.v17)],
+  products: [
+    .library(name: "Forage", targets: ["Forage"]),
+    .library(name: "ForageHTML", targets: ["ForageHTML"]),
+    .library(name: "ForageHTTP", targets: ["ForageHTTP"]),
+    .library(name: "ForageStore", targets: ["ForageStore"]),
+    .library(name: "ForageScheduler", targets: ["ForageScheduler"]),
+    .library(name: "ForageTestSupport", targets: ["ForageTestSupport"]),
+    .executable(name: "forage", targets: ["ForageCLI"]),
+    .executable(name: "forage-bench", targets: ["ForageBench"]),
+  ],
+  targets: [
+    // C libraries from the system (Debian: libcurl4-openssl-dev, libsqlite3-dev).
+    .systemLibrary(
+      name: "CCurl", pkgConfig: "libcurl",
+      providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
+    .systemLibrary(
+      name: "CSQLite", pkgConfig: "sqlite3",
+      providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+
+    // Pure Swift building blocks.
+    .target(name: "ForageHTML"),
+    .target(name: "ForageURL"),
+    .target(name: "ForageScheduler"),
+    .target(name: "ForageTestSupport"),
+
+    .target(
+      name: "ForageHTTP",
+      dependencies: [
+        "ForageURL",
+        .target(name: "CCurl", condition: .when(platforms: [.linux])),
+      ]),
+    .target(name: "ForageStore", dependencies: ["CSQLite"]),
+    .target(
+      name: "Forage",
+      dependencies: ["ForageHTML", "ForageURL", "ForageHTTP", "ForageStore", "ForageScheduler"]),
+
+    .executableTarget(
+      name: "ForageCLI",
+      dependencies: ["Forage", "ForageHTML", "ForageHTTP", "ForageStore", "ForageURL", "ForageTestSupport"]),
+    .executableTarget(
+      name: "ForageBench",
+      dependencies: ["Forage", "ForageHTML", "ForageHTTP", "ForageScheduler", "ForageURL", "ForageTestSupport"]),
+
+    .testTarget(name: "ForageHTMLTests", dependencies: ["ForageHTML"]),
+    .testTarget(name: "ForageURLTests", dependencies: ["ForageURL"]),
+    .testTarget(name: "ForageHTTPTests", dependencies: ["ForageHTTP", "ForageTestSupport"]),
+    .testTarget(name: "ForageStoreTests", dependencies: ["ForageStore"]),
+    .testTarget(name: "ForageSchedulerTests", dependencies: ["ForageScheduler"]),
+    .testTarget(
+      name: "ForageTests",
+      dependencies: ["Forage", "ForageHTML", "ForageHTTP", "ForageStore", "ForageURL", "ForageTestSupport"]),
+    .testTarget(name: "ForageTestSupportTests", dependencies: ["ForageTestSupport"]),
+    .testTarget(
+      name: "ForageCLITests", dependencies: ["ForageCLI", "Forage", "ForageStore", "ForageTestSupport"]),
+  ],
+  swiftLanguageModes: [.v6]
+)
