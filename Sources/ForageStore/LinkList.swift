@@ -1,0 +1,50 @@
+/// The text form of a page's out-links in `pages.links`.
+///
+/// One link per line. A link on the page's own origin is stored from its
+/// path (`/p/2?x=1`), the origin (`https://example.com`) being taken from
+/// the page's URL when read back; any other link is stored whole. A whole
+/// absolute URL starts with its scheme, never with `/`, so the two forms
+/// cannot be confused. This roughly halves what a crawl writes per page.
+///
+/// Links are absolute URLs as the WHATWG URL parser serializes them, which
+/// never contain a line feed.
+enum LinkList {
+  private static let slash = UInt8(ascii: "/")
+
+  /// `scheme://host[:port]` of an absolute URL, or nil.
+  static func origin(of url: String) -> Substring? {
+    guard let separator = url.range(of: "://") else { return nil }
+    let rest = url[separator.upperBound...]
+    guard let path = rest.firstIndex(of: "/") else { return url[...] }
+    return url[..<path]
+  }
+
+  static func encode(_ links: [String], pageURL: String) -> String {
+    let origin = origin(of: pageURL)
+    let originLength = origin?.utf8.count ?? 0
+    var text = ""
+    text.reserveCapacity(links.reduce(0) { $0 + $1.utf8.count + 1 })
+    for (index, link) in links.enumerated() {
+      if index > 0 { text.append("\n") }
+      let utf8 = link.utf8
+      if let origin, utf8.count > originLength, utf8.starts(with: origin.utf8) {
+        let pathStart = utf8.index(utf8.startIndex, offsetBy: originLength)
+        if utf8[pathStart] == slash {
+          text.append(contentsOf: link[pathStart...])
+          continue
+        }
+      }
+      text.append(link)
+    }
+    return text
+  }
+
+  static func decode(_ text: String, pageURL: String) -> [String] {
+    guard !text.isEmpty else { return [] }
+    let origin = origin(of: pageURL)
+    return text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+      if let origin, line.utf8.first == slash { return String(origin) + line }
+      return String(line)
+    }
+  }
+}

@@ -1,0 +1,170 @@
+import CSQLite
+
+/// A named, forward-only schema change.
+struct Migration {
+  /// Unique and never reused; recorded in `forage_migrations` once applied.
+  let name: String
+  let apply: (SQLiteConnection) throws -> Void
+
+  init(_ name: String, sql: String) {
+    self.name = name
+    self.apply = { try $0.exec(sql) }
+  }
+}
+
+/// Applies named migrations in registration order, each once.
+///
+/// Applied names are kept in the table `forage_migrations`. A store that
+/// records a name this build does not know was written by a newer Forage;
+/// opening it fails rather than guessing at a schema.
+struct Migrator {
+  var migrations: [Migration] = []
+
+  mutating func register(_ migration: Migration) {
+    precondition(!migrations.contains { $0.name == migration.name },
+                 "duplicate migration \(migration.name)")
+    migrations.append(migration)
+  }
+
+  /// Applies every migration not yet recorded, each in its own transaction.
+  ///
+  /// - Returns: the names applied by this call.
+  /// - Throws: `StoreError` of kind `.newerStore` when the store holds
+  ///   unknown migrations (nothing is changed then), or a statement error.
+  @discardableResult
+  func migrate(_ db: SQLiteConnection, now: Int64) throws -> [String] {
+    try db.exec(
+      """
+      CREATE TABLE IF NOT EXISTS forage_migrations (
+        name TEXT PRIMARY KEY NOT NULL,
+        applied_at INTEGER NOT NULL
+      ) STRICT
+      """)
+    let applied = try appliedNames(db)
+    let known = Set(migrations.map(\.name))
+    let unknown = applied.filter { !known.contains($0) }
+    if !unknown.isEmpty { throw StoreError.newerStore(path: db.path, unknown: unknown) }
+    let appliedSet = Set(applied)
+    var done: [String] = []
+    for migration in migrations where !appliedSet.contains(migration.name) {
+      let applied = try db.transaction { () throws -> Bool in
+        // Another process may have applied it since we looked.
+        let check = try db.statement("SELECT 1 FROM forage_migrations WHERE name = ?")
+        try check.bind(migration.name, at: 1)
+        if try check.firstRow({ _ in true }) ?? false { return false }
+        try migration.apply(db)
+        let insert = try db.statement(
+          "INSERT INTO forage_migrations (name, applied_at) VALUES (?, ?)")
+        try insert.bind(migration.name, at: 1)
+        try insert.bind(now, at: 2)
+        try insert.execute()
+        return true
+      }
+      if applied { done.append(migration.name) }
+    }
+    return done
+  }
+
+  /// Names recorded in `forage_migrations`, in the order they were applied.
+  func appliedNames(_ db: SQLiteConnection) throws -> [String] {
+    try db.uncachedStatement("SELECT name FROM forage_migrations ORDER BY rowid")
+      .rows { $0.string(0) }
+  }
+}
+
+extension Migrator {
+  /// The store's schema, migration by migration.
+  ///
+  /// | table | holds | keys and indexes |
+  /// |---|---|---|
+  /// | `sources` | source names seen (created by `openCrawl`) | `name` |
+  /// | `crawls` | one pass over a source; `frontier_size` counts its frontier rows | `id`; `(source, completed_at)` |
+  /// | `frontier` | URL, fingerprint, depth, state, attempts, lease | `id`; UNIQUE `(crawl, fingerprint)`; claim order `(crawl, state, depth, id)`; claimed by owner |
+  /// | `pages` | last fetch of a URL; `links` one per line (see `LinkList`) | `fingerprint` |
+  /// | `records` | extracted records, fields as JSON text | `id`; UNIQUE `(source, key)`; `(source, id)` |
+  /// | `changes` | new and changed records, before and after | `id`; `(source, id)` |
+  /// | `runs` | task runs; `sources` and `summary` as JSON | `id` |
+  ///
+  /// Dates are integer milliseconds since 1970 (UTC). 64-bit fingerprints
+  /// and hashes are stored by bit pattern as signed integers. Frontier
+  /// states are text: `queued`, `claimed`, `done`, `failed`.
+  static var forage: Migrator {
+    var migrator = Migrator()
+    migrator.register(Migration("v1-initial-schema", sql: """
+      CREATE TABLE sources (
+        name TEXT PRIMARY KEY NOT NULL,
+        created_at INTEGER NOT NULL
+      ) STRICT;
+
+      CREATE TABLE crawls (
+        id INTEGER PRIMARY KEY,
+        source TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        completed_at INTEGER,
+        frontier_size INTEGER NOT NULL DEFAULT 0
+      ) STRICT;
+      CREATE INDEX crawls_open ON crawls (source, completed_at, id);
+
+      CREATE TABLE frontier (
+        id INTEGER PRIMARY KEY,
+        crawl INTEGER NOT NULL REFERENCES crawls (id) ON DELETE CASCADE,
+        url TEXT NOT NULL,
+        fingerprint INTEGER NOT NULL,
+        depth INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT 'queued'
+          CHECK (state IN ('queued', 'claimed', 'done', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        owner TEXT,
+        lease_until INTEGER,
+        UNIQUE (crawl, fingerprint)
+      ) STRICT;
+      CREATE INDEX frontier_claim_order ON frontier (crawl, state, depth, id);
+      CREATE INDEX frontier_claimed ON frontier (owner) WHERE state = 'claimed';
+
+      CREATE TABLE pages (
+        fingerprint INTEGER PRIMARY KEY,
+        url TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        etag TEXT,
+        last_modified TEXT,
+        content_hash INTEGER,
+        fetched_at INTEGER NOT NULL,
+        links TEXT NOT NULL DEFAULT ''
+      ) STRICT;
+
+      CREATE TABLE records (
+        id INTEGER PRIMARY KEY,
+        source TEXT NOT NULL,
+        key TEXT NOT NULL,
+        url TEXT NOT NULL,
+        fields TEXT NOT NULL,
+        content_hash INTEGER NOT NULL,
+        first_seen INTEGER NOT NULL,
+        last_seen INTEGER NOT NULL,
+        UNIQUE (source, key)
+      ) STRICT;
+      CREATE INDEX records_by_source ON records (source, id);
+
+      CREATE TABLE changes (
+        id INTEGER PRIMARY KEY,
+        source TEXT NOT NULL,
+        key TEXT NOT NULL,
+        before TEXT,
+        after TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        run INTEGER
+      ) STRICT;
+      CREATE INDEX changes_by_source ON changes (source, id);
+
+      CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        task TEXT NOT NULL,
+        sources TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        summary TEXT
+      ) STRICT;
+      """))
+    return migrator
+  }
+}

@@ -1,0 +1,106 @@
+import CSQLite
+
+/// One SQLite database connection; the only owner of its `sqlite3*`.
+///
+/// Keeps the statements it prepared, keyed by SQL text, so each is compiled
+/// once. Not thread-safe: it belongs to one owner (the `SQLiteStore` actor),
+/// which never lets it cross an isolation boundary. That is why it opens
+/// with `SQLITE_OPEN_NOMUTEX`: the actor already serializes every call, so
+/// SQLite's per-connection mutex would only add cost.
+///
+/// - SeeAlso: <https://www.sqlite.org/c3ref/sqlite3.html>
+final class SQLiteConnection {
+  let handle: OpaquePointer
+  /// The file path (or `:memory:`), for error messages.
+  let path: String
+  private var cache: [String: SQLiteStatement] = [:]
+  private var cacheOrder: [String] = []
+
+  /// Opens (creating if needed) the database at `path`.
+  ///
+  /// - Throws: `StoreError` of kind `.open` naming `sqlite3_open_v2`.
+  init(path: String, busyTimeout: Duration = StoreDefaults.busyTimeout) throws {
+    var db: OpaquePointer?
+    let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+    let rc = sqlite3_open_v2(path, &db, flags, nil)
+    guard rc == SQLITE_OK, let db else {
+      let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+      let code = db.map { sqlite3_extended_errcode($0) } ?? rc
+      sqlite3_close_v2(db)
+      throw StoreError.open(path: path, function: "sqlite3_open_v2", code: code, message: message)
+    }
+    self.handle = db
+    self.path = path
+    sqlite3_extended_result_codes(db, 1)
+    let (seconds, attoseconds) = busyTimeout.components
+    let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    sqlite3_busy_timeout(db, Int32(clamping: milliseconds))
+  }
+
+  deinit {
+    cache.removeAll()  // finalize statements before closing
+    sqlite3_close_v2(handle)
+  }
+
+  /// Runs one or more SQL statements without parameters.
+  ///
+  /// - Throws: `StoreError` naming `sqlite3_exec` and the SQL.
+  func exec(_ sql: String) throws {
+    var message: UnsafeMutablePointer<CChar>?
+    let rc = sqlite3_exec(handle, sql, nil, nil, &message)
+    if rc != SQLITE_OK {
+      let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+      sqlite3_free(message)
+      throw StoreError.statement(
+        sql: sql, path: path, function: "sqlite3_exec", code: sqlite3_extended_errcode(handle), message: text)
+    }
+  }
+
+  /// The cached prepared statement for `sql`, reset with bindings cleared.
+  ///
+  /// - Throws: `StoreError` naming `sqlite3_prepare_v3` and the SQL.
+  func statement(_ sql: String) throws -> SQLiteStatement {
+    if let statement = cache[sql] {
+      statement.clear()
+      return statement
+    }
+    let statement = try SQLiteStatement(db: handle, sql: sql, path: path)
+    if cache.count >= StoreDefaults.statementCacheLimit {
+      cache[cacheOrder.removeFirst()] = nil
+    }
+    cache[sql] = statement
+    cacheOrder.append(sql)
+    return statement
+  }
+
+  /// A fresh statement that is not cached (for one-off SQL).
+  func uncachedStatement(_ sql: String) throws -> SQLiteStatement {
+    try SQLiteStatement(db: handle, sql: sql, path: path)
+  }
+
+  /// Rows changed by the last INSERT, UPDATE or DELETE.
+  var changes: Int { Int(sqlite3_changes(handle)) }
+
+  /// The rowid of the last successful INSERT.
+  var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+  /// True while a transaction is open.
+  var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+  /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`), committing when
+  /// it returns and rolling back when it throws.
+  ///
+  /// - SeeAlso: <https://www.sqlite.org/lang_transaction.html>
+  func transaction<T>(_ body: () throws -> T) throws -> T {
+    try statement("BEGIN IMMEDIATE").execute()
+    let result: T
+    do {
+      result = try body()
+      try statement("COMMIT").execute()
+    } catch {
+      if isInTransaction { try? statement("ROLLBACK").execute() }
+      throw error
+    }
+    return result
+  }
+}

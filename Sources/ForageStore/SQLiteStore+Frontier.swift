@@ -1,0 +1,192 @@
+import Foundation
+
+/// Frontier states as stored in `frontier.state`.
+enum FrontierState {
+  static let queued = "queued"
+  static let claimed = "claimed"
+  static let done = "done"
+  static let failed = "failed"
+}
+
+extension SQLiteStore {
+  // MARK: Crawls
+
+  /// Returns the latest unfinished crawl of `source`, or starts a new one
+  /// seeded with `seeds` (duplicates by fingerprint are ignored).
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func openCrawl(source: String, seeds: [FrontierSeed], now: Date) async throws -> Crawl {
+    let db = self.db
+    return try db.transaction {
+      let open = try db.statement(
+        """
+        SELECT id, started_at FROM crawls
+        WHERE source = ? AND completed_at IS NULL ORDER BY id DESC LIMIT 1
+        """)
+      try open.bind(source, at: 1)
+      if let crawl = try open.firstRow({
+        Crawl(id: $0.int64(0), source: source, startedAt: Self.date($0.int64(1)), isNew: false)
+      }) {
+        return crawl
+      }
+      let nowMS = Self.milliseconds(now)
+      let addSource = try db.statement(
+        "INSERT OR IGNORE INTO sources (name, created_at) VALUES (?, ?)")
+      try addSource.bind(source, at: 1)
+      try addSource.bind(nowMS, at: 2)
+      try addSource.execute()
+      let insert = try db.statement("INSERT INTO crawls (source, started_at) VALUES (?, ?)")
+      try insert.bind(source, at: 1)
+      try insert.bind(nowMS, at: 2)
+      try insert.execute()
+      let id = db.lastInsertRowID
+      var added = 0
+      for seed in seeds {
+        if try insertFrontier(crawl: id, seed) { added += 1 }
+      }
+      try setFrontierSize(crawl: id, added)
+      return Crawl(id: id, source: source, startedAt: Self.date(nowMS), isNew: true)
+    }
+  }
+
+  /// Inserts a frontier entry unless the crawl already has its fingerprint.
+  /// Returns true when a row was added.
+  func insertFrontier(crawl: Int64, _ seed: FrontierSeed) throws -> Bool {
+    let insert = try db.statement(
+      "INSERT OR IGNORE INTO frontier (crawl, url, fingerprint, depth) VALUES (?, ?, ?, ?)")
+    try insert.bind(crawl, at: 1)
+    try insert.bind(seed.url, at: 2)
+    try insert.bind(seed.fingerprint, at: 3)
+    try insert.bind(seed.depth, at: 4)
+    try insert.execute()
+    return db.changes > 0
+  }
+
+  /// The number of frontier rows of `crawl`, from the crawl's counter.
+  func frontierSize(crawl: Int64) throws -> Int {
+    let select = try db.statement("SELECT frontier_size FROM crawls WHERE id = ?")
+    try select.bind(crawl, at: 1)
+    guard let size = try select.firstRow({ $0.int(0) }) else {
+      throw StoreError.notFound("crawl with id \(crawl)")
+    }
+    return size
+  }
+
+  func setFrontierSize(crawl: Int64, _ size: Int) throws {
+    let update = try db.statement("UPDATE crawls SET frontier_size = ? WHERE id = ?")
+    try update.bind(size, at: 1)
+    try update.bind(crawl, at: 2)
+    try update.execute()
+  }
+
+  // MARK: Claims and leases
+
+  /// Claims up to `limit` entries of `crawl`: queued ones and claimed ones
+  /// whose lease ended before `now`, lowest depth first, then by id.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func claim(
+    crawl: Int64, limit: Int, owner: String, leaseUntil: Date, now: Date
+  ) async throws -> [FrontierItem] {
+    guard limit > 0 else { return [] }
+    let db = self.db
+    return try db.transaction {
+      let select = try db.statement(
+        """
+        SELECT id, url, fingerprint, depth, attempts FROM frontier
+        WHERE crawl = ?1 AND state = 'queued'
+        UNION ALL
+        SELECT id, url, fingerprint, depth, attempts FROM frontier
+        WHERE crawl = ?1 AND state = 'claimed' AND lease_until < ?2
+        ORDER BY depth, id LIMIT ?3
+        """)
+      try select.bind(crawl, at: 1)
+      try select.bind(Self.milliseconds(now), at: 2)
+      try select.bind(limit, at: 3)
+      let items = try select.rows {
+        FrontierItem(
+          id: $0.int64(0), crawl: crawl, url: $0.string(1), fingerprint: $0.uint64(2),
+          depth: $0.int(3), attempts: $0.int(4))
+      }
+      let update = try db.statement(
+        "UPDATE frontier SET state = 'claimed', owner = ?, lease_until = ? WHERE id = ?")
+      let lease = Self.milliseconds(leaseUntil)
+      for item in items {
+        update.clear()
+        try update.bind(owner, at: 1)
+        try update.bind(lease, at: 2)
+        try update.bind(item.id, at: 3)
+        try update.execute()
+      }
+      return items
+    }
+  }
+
+  /// Returns the claimed entries of `owner` (every claimed entry when nil)
+  /// to the queue, attempts unchanged.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func releaseClaims(owner: String?) async throws {
+    let reset = "state = 'queued', owner = NULL, lease_until = NULL"
+    if let owner {
+      let update = try db.statement(
+        "UPDATE frontier SET \(reset) WHERE state = 'claimed' AND owner = ?")
+      try update.bind(owner, at: 1)
+      try update.execute()
+    } else {
+      try db.statement("UPDATE frontier SET \(reset) WHERE state = 'claimed'").execute()
+    }
+  }
+
+  // MARK: Completion and counts
+
+  /// Marks `crawl` complete when none of its entries is queued or claimed.
+  /// Returns true when the crawl is (now, or already) complete.
+  ///
+  /// - Throws: `StoreError` of kind `.notFound` for an unknown crawl.
+  public func completeCrawlIfExhausted(_ crawl: Int64, now: Date) async throws -> Bool {
+    let db = self.db
+    let complete = try db.transaction {
+      let pending = try db.statement(
+        """
+        SELECT EXISTS (SELECT 1 FROM frontier WHERE crawl = ?1 AND state = 'queued')
+            OR EXISTS (SELECT 1 FROM frontier WHERE crawl = ?1 AND state = 'claimed')
+        """)
+      try pending.bind(crawl, at: 1)
+      let hasPending = try pending.firstRow { $0.int(0) != 0 } ?? false
+      if hasPending {
+        _ = try frontierSize(crawl: crawl)  // throws for an unknown crawl
+        return false
+      }
+      let update = try db.statement(
+        "UPDATE crawls SET completed_at = coalesce(completed_at, ?) WHERE id = ?")
+      try update.bind(Self.milliseconds(now), at: 1)
+      try update.bind(crawl, at: 2)
+      try update.execute()
+      if db.changes == 0 { throw StoreError.notFound("crawl with id \(crawl)") }
+      return true
+    }
+    if complete { known.forget(crawl: crawl) }
+    return complete
+  }
+
+  /// How many entries of `crawl` are in each state.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func frontierCounts(crawl: Int64) async throws -> FrontierCounts {
+    let select = try db.statement(
+      "SELECT state, count(*) FROM frontier WHERE crawl = ? GROUP BY state")
+    try select.bind(crawl, at: 1)
+    var counts = FrontierCounts()
+    for (state, count) in try select.rows({ ($0.string(0), $0.int(1)) }) {
+      switch state {
+      case FrontierState.queued: counts.queued = count
+      case FrontierState.claimed: counts.claimed = count
+      case FrontierState.done: counts.done = count
+      case FrontierState.failed: counts.failed = count
+      default: break
+      }
+    }
+    return counts
+  }
+}

@@ -1,0 +1,333 @@
+import Foundation
+
+/// Durable state of Forage: crawl frontiers, pages, records, changes and task runs.
+///
+/// A job talks to the store only through this protocol, so that the embedded
+/// default (`SQLiteStore`) and a shared PostgreSQL store can serve the same
+/// engine. Every method is atomic; `commit(_:)` writes each page's records,
+/// frontier state change and discovered links in one transaction, which is
+/// what makes a killed job resume without losing or repeating work.
+///
+///     let store = try SQLiteStore(path: "forage.sqlite")
+///     let crawl = try await store.openCrawl(source: "news", seeds: seeds, now: .now)
+///     let batch = try await store.claim(crawl: crawl.id, limit: 16, owner: "run-1",
+///                                       leaseUntil: .now + 60, now: .now)
+public protocol Store: AnyObject, Sendable {
+  // MARK: Crawls and the frontier
+
+  /// Returns the unfinished crawl of `source`, or starts a new one seeded
+  /// with `seeds` (deduplicated by fingerprint) when there is none.
+  func openCrawl(source: String, seeds: [FrontierSeed], now: Date) async throws -> Crawl
+
+  /// Claims up to `limit` queued entries of `crawl` for `owner` until
+  /// `leaseUntil`, lowest depth first, then in discovery order. Entries whose
+  /// lease has expired are claimable again.
+  func claim(crawl: Int64, limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
+    -> [FrontierItem]
+
+  /// Returns claimed entries to the queue: those of `owner`, or every
+  /// claimed entry when `owner` is nil (a single-process store does this at
+  /// start, after a crash).
+  func releaseClaims(owner: String?) async throws
+
+  /// Commits fetched pages. Each `PageCommit` is applied entirely or not at
+  /// all: its frontier entry's new state, the page row, the records and the
+  /// discovered links. Several pages may share one transaction.
+  func commit(_ pages: [PageCommit]) async throws -> CommitResult
+
+  /// Marks `crawl` complete when it has no queued or claimed entries left.
+  /// Returns true if the crawl is (now) complete.
+  func completeCrawlIfExhausted(_ crawl: Int64, now: Date) async throws -> Bool
+
+  /// Frontier counts of a crawl by state.
+  func frontierCounts(crawl: Int64) async throws -> FrontierCounts
+
+  // MARK: Pages, records, changes
+
+  /// The last stored fetch of a page, by the fingerprint of its canonical URL.
+  func page(fingerprint: UInt64) async throws -> PageRecord?
+
+  /// Records in insertion order after `afterID`, optionally of one source.
+  func records(source: String?, afterID: Int64, limit: Int) async throws -> [StoredRecord]
+
+  /// Changes in order after `afterID`, optionally of one source.
+  func changes(source: String?, afterID: Int64, limit: Int) async throws -> [RecordChange]
+
+  // MARK: Task runs
+
+  /// Records the start of a task run and returns its id.
+  func beginRun(task: String, sources: [String], startedAt: Date) async throws -> Int64
+
+  /// Records the end of a task run.
+  func finishRun(_ id: Int64, summary: RunSummary) async throws
+
+  /// The most recent runs, newest first.
+  func runs(limit: Int) async throws -> [TaskRun]
+}
+
+/// A URL to put on a crawl's frontier.
+public struct FrontierSeed: Sendable, Hashable {
+  /// The URL to fetch (absolute, fragment removed).
+  public var url: String
+  /// The stable fingerprint of the canonical URL; identity on the frontier.
+  public var fingerprint: UInt64
+  /// Link distance from a start URL (start URLs have depth 0).
+  public var depth: Int
+
+  public init(url: String, fingerprint: UInt64, depth: Int) {
+    self.url = url
+    self.fingerprint = fingerprint
+    self.depth = depth
+  }
+}
+
+/// A frontier entry claimed by a job.
+public struct FrontierItem: Sendable, Hashable {
+  public var id: Int64
+  public var crawl: Int64
+  public var url: String
+  public var fingerprint: UInt64
+  public var depth: Int
+  /// Failed attempts so far.
+  public var attempts: Int
+
+  public init(id: Int64, crawl: Int64, url: String, fingerprint: UInt64, depth: Int, attempts: Int) {
+    self.id = id
+    self.crawl = crawl
+    self.url = url
+    self.fingerprint = fingerprint
+    self.depth = depth
+    self.attempts = attempts
+  }
+}
+
+/// A crawl: one pass over a source's frontier.
+public struct Crawl: Sendable, Hashable {
+  public var id: Int64
+  public var source: String
+  public var startedAt: Date
+  /// True when this call started the crawl (seeds inserted).
+  public var isNew: Bool
+
+  public init(id: Int64, source: String, startedAt: Date, isNew: Bool) {
+    self.id = id
+    self.source = source
+    self.startedAt = startedAt
+    self.isNew = isNew
+  }
+}
+
+/// How many frontier entries of a crawl are in each state.
+public struct FrontierCounts: Sendable, Hashable {
+  public var queued = 0, claimed = 0, done = 0, failed = 0
+  public init(queued: Int = 0, claimed: Int = 0, done: Int = 0, failed: Int = 0) {
+    self.queued = queued
+    self.claimed = claimed
+    self.done = done
+    self.failed = failed
+  }
+  /// Every entry of the crawl.
+  public var total: Int { queued + claimed + done + failed }
+}
+
+/// What became of a claimed frontier entry.
+public enum FrontierOutcome: Sendable, Hashable {
+  /// Fetched (or found unchanged) and processed: never fetched again in this crawl.
+  case done
+  /// Failed. A transient failure goes back to the queue with one more
+  /// attempt until `maxAttempts`; a permanent one (or the last attempt) ends
+  /// in the failed state.
+  case failed(permanent: Bool, maxAttempts: Int)
+  /// Not attempted (budget, politeness): back to the queue, attempts unchanged.
+  case deferred
+}
+
+/// The stored outcome of fetching one URL.
+public struct PageRecord: Sendable, Hashable {
+  public var url: String
+  public var fingerprint: UInt64
+  public var status: Int
+  public var etag: String?
+  public var lastModified: String?
+  /// Hash of the body, nil when no body was read (e.g. 304).
+  public var contentHash: UInt64?
+  public var fetchedAt: Date
+  /// Absolute out-links found on the page, kept so that a revisit answered
+  /// with 304 (or skipped as fresh) can still expand the crawl.
+  public var links: [String]
+
+  public init(
+    url: String, fingerprint: UInt64, status: Int, etag: String? = nil,
+    lastModified: String? = nil, contentHash: UInt64? = nil, fetchedAt: Date, links: [String] = []
+  ) {
+    self.url = url
+    self.fingerprint = fingerprint
+    self.status = status
+    self.etag = etag
+    self.lastModified = lastModified
+    self.contentHash = contentHash
+    self.fetchedAt = fetchedAt
+    self.links = links
+  }
+}
+
+/// A record as extracted from a page, ready to store.
+public struct RecordInput: Sendable, Hashable {
+  public var source: String
+  /// Identity within the source.
+  public var key: String
+  public var url: String
+  /// The fields as a canonical JSON object (sorted keys), so equal content
+  /// has equal text.
+  public var fieldsJSON: String
+  public var contentHash: UInt64
+
+  public init(source: String, key: String, url: String, fieldsJSON: String, contentHash: UInt64) {
+    self.source = source
+    self.key = key
+    self.url = url
+    self.fieldsJSON = fieldsJSON
+    self.contentHash = contentHash
+  }
+}
+
+/// Everything to write for one claimed frontier entry, atomically.
+public struct PageCommit: Sendable {
+  public var item: FrontierItem
+  public var outcome: FrontierOutcome
+  /// The page row to upsert (by fingerprint), if the URL was fetched.
+  public var page: PageRecord?
+  public var records: [RecordInput]
+  /// Links to add to the crawl's frontier (duplicates by fingerprint ignored).
+  public var discovered: [FrontierSeed]
+  /// The crawl's frontier stops growing at this many entries.
+  public var maxPages: Int?
+  /// The task run this commit belongs to, for change attribution.
+  public var run: Int64?
+  public var now: Date
+
+  public init(
+    item: FrontierItem, outcome: FrontierOutcome, page: PageRecord? = nil,
+    records: [RecordInput] = [], discovered: [FrontierSeed] = [], maxPages: Int? = nil,
+    run: Int64? = nil, now: Date
+  ) {
+    self.item = item
+    self.outcome = outcome
+    self.page = page
+    self.records = records
+    self.discovered = discovered
+    self.maxPages = maxPages
+    self.run = run
+    self.now = now
+  }
+}
+
+/// What a commit did to the records.
+public struct CommitResult: Sendable, Hashable {
+  public var newRecords = 0
+  public var changedRecords = 0
+  public var unchangedRecords = 0
+  /// Frontier entries actually added (new fingerprints within the cap).
+  public var linksAdded = 0
+  /// The changes written (new and changed records).
+  public var changes: [RecordChange] = []
+  public init() {}
+
+  /// Adds another result's counts and changes to this one.
+  public mutating func add(_ other: CommitResult) {
+    newRecords += other.newRecords
+    changedRecords += other.changedRecords
+    unchangedRecords += other.unchangedRecords
+    linksAdded += other.linksAdded
+    changes += other.changes
+  }
+}
+
+/// A record as stored.
+public struct StoredRecord: Sendable, Hashable {
+  public var id: Int64
+  public var source: String
+  public var key: String
+  public var url: String
+  public var fieldsJSON: String
+  public var contentHash: UInt64
+  public var firstSeen: Date
+  public var lastSeen: Date
+
+  public init(
+    id: Int64, source: String, key: String, url: String, fieldsJSON: String,
+    contentHash: UInt64, firstSeen: Date, lastSeen: Date
+  ) {
+    self.id = id
+    self.source = source
+    self.key = key
+    self.url = url
+    self.fieldsJSON = fieldsJSON
+    self.contentHash = contentHash
+    self.firstSeen = firstSeen
+    self.lastSeen = lastSeen
+  }
+}
+
+/// A new or changed record, kept for change detection and notifications.
+public struct RecordChange: Sendable, Hashable {
+  public var id: Int64
+  public var source: String
+  public var key: String
+  /// The fields before the change; nil for a new record.
+  public var beforeJSON: String?
+  public var afterJSON: String
+  public var at: Date
+  public var run: Int64?
+
+  public init(
+    id: Int64, source: String, key: String, beforeJSON: String?, afterJSON: String, at: Date,
+    run: Int64?
+  ) {
+    self.id = id
+    self.source = source
+    self.key = key
+    self.beforeJSON = beforeJSON
+    self.afterJSON = afterJSON
+    self.at = at
+    self.run = run
+  }
+}
+
+/// The totals of one task run, as the engine reports them.
+public struct RunSummary: Sendable, Hashable, Codable {
+  public var finishedAt: Date
+  /// `completed`, `budget` (stopped for the budget), `failed`, `killed`.
+  public var outcome: String
+  public var pagesFetched = 0
+  public var pagesNotModified = 0
+  public var pagesFailed = 0
+  public var pagesDeferred = 0
+  public var recordsNew = 0
+  public var recordsChanged = 0
+  public var recordsUnchanged = 0
+  public var bytes: Int64 = 0
+
+  public init(finishedAt: Date, outcome: String) {
+    self.finishedAt = finishedAt
+    self.outcome = outcome
+  }
+}
+
+/// A task run as stored.
+public struct TaskRun: Sendable, Hashable {
+  public var id: Int64
+  public var task: String
+  public var sources: [String]
+  public var startedAt: Date
+  /// Nil while running (or when the process died mid-run).
+  public var summary: RunSummary?
+
+  public init(id: Int64, task: String, sources: [String], startedAt: Date, summary: RunSummary?) {
+    self.id = id
+    self.task = task
+    self.sources = sources
+    self.startedAt = startedAt
+    self.summary = summary
+  }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+@testable import ForageStore
+
+@Suite struct SQLiteStoreRunsTests {
+  @Test func test_runs_beginFinishAndListNewestFirst() async throws {
+    try await withStore { store, _ in
+      let first = try await store.beginRun(task: "refresh", sources: ["a", "b"], startedAt: t0)
+      let second = try await store.beginRun(task: "crawl", sources: [], startedAt: t0 + 1)
+      var summary = RunSummary(finishedAt: t0 + 30.5, outcome: "budget")
+      summary.pagesFetched = 12
+      summary.pagesNotModified = 3
+      summary.pagesFailed = 1
+      summary.pagesDeferred = 2
+      summary.recordsNew = 4
+      summary.recordsChanged = 5
+      summary.recordsUnchanged = 6
+      summary.bytes = 1 << 40
+      try await store.finishRun(first, summary: summary)
+
+      let runs = try await store.runs(limit: 10)
+      #expect(runs.map(\.id) == [second, first])
+      #expect(runs[0].task == "crawl" && runs[0].sources.isEmpty && runs[0].summary == nil)
+      #expect(runs[0].startedAt == t0 + 1)
+      #expect(runs[1].sources == ["a", "b"])
+      #expect(runs[1].startedAt == t0)
+      #expect(runs[1].summary == summary)
+      #expect(try await store.runs(limit: 1).map(\.id) == [second])
+    }
+  }
+
+  @Test func test_finishRun_unknownRunThrows() async throws {
+    try await withStore { store, _ in
+      await #expect(throws: StoreError.self) {
+        try await store.finishRun(77, summary: RunSummary(finishedAt: t0, outcome: "completed"))
+      }
+    }
+  }
+}
+
+extension SQLiteStoreRunsTests {
+  @Test func test_dates_roundTripToTheMillisecond() async throws {
+    try await withStore { store, _ in
+      let startedAt = Date(timeIntervalSince1970: 1_700_000_000.123)
+      _ = try await store.beginRun(task: "t", sources: [], startedAt: startedAt)
+      let read = try #require(try await store.runs(limit: 1).first?.startedAt)
+      #expect(SQLiteStore.milliseconds(read) == 1_700_000_000_123)
+      #expect(abs(read.timeIntervalSince(startedAt)) < 0.000_5)
+    }
+  }
+}
