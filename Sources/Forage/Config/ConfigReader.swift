@@ -1,0 +1,376 @@
+import Foundation
+import ForageHTML
+
+/// Turns config JSON into `ForageConfig`, collecting every problem with its
+/// path instead of stopping at the first.
+struct ConfigReader {
+  var problems: [ConfigProblem] = []
+
+  mutating func problem(_ path: String, _ message: String) {
+    problems.append(ConfigProblem(path: path, message: message))
+  }
+
+  // MARK: Objects with known keys
+
+  /// The members of an object, checked against the keys it may have; an
+  /// unknown key is reported with the closest valid one.
+  mutating func members(_ value: JSONValue, at path: String, allowed: [String]) -> [String: JSONValue]? {
+    guard case .object(let members) = value else {
+      problem(path, "expected an object, found \(value.typeName)")
+      return nil
+    }
+    var out: [String: JSONValue] = [:]
+    for (key, v) in members {
+      if allowed.contains(key) {
+        out[key] = v
+      } else {
+        let hint = ConfigReader.closest(to: key, in: allowed).map { " (did you mean \"\($0)\"?)" } ?? ""
+        problem(join(path, key), "unknown key \"\(key)\"\(hint)")
+      }
+    }
+    return out
+  }
+
+  func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+  mutating func string(_ v: JSONValue?, at path: String, nonEmpty: Bool = true) -> String? {
+    guard let v else { return nil }
+    guard case .string(let s) = v else { problem(path, "expected a string, found \(v.typeName)"); return nil }
+    if nonEmpty && s.isEmpty { problem(path, "must not be empty"); return nil }
+    return s
+  }
+
+  mutating func bool(_ v: JSONValue?, at path: String) -> Bool? {
+    guard let v else { return nil }
+    guard case .bool(let b) = v else { problem(path, "expected true or false, found \(v.typeName)"); return nil }
+    return b
+  }
+
+  mutating func int(_ v: JSONValue?, at path: String, min: Int = 0) -> Int? {
+    guard let v else { return nil }
+    guard case .number(let n) = v, n == n.rounded(), abs(n) < 1e15 else {
+      problem(path, "expected a whole number, found \(v.typeName)")
+      return nil
+    }
+    guard Int(n) >= min else { problem(path, "must be at least \(min)"); return nil }
+    return Int(n)
+  }
+
+  mutating func duration(_ v: JSONValue?, at path: String) -> Duration? {
+    guard let v else { return nil }
+    guard case .string(let s) = v, let d = Units.duration(s) else {
+      problem(path, "expected a duration such as \"500ms\", \"30s\", \"15m\", \"6h\" or \"1d\", found \(v.description)")
+      return nil
+    }
+    return d
+  }
+
+  mutating func size(_ v: JSONValue?, at path: String) -> Int? {
+    guard let v else { return nil }
+    switch v {
+    case .number(let n) where n >= 0 && n == n.rounded(): return Int(n)
+    case .string(let s):
+      if let n = Units.size(s) { return n }
+      fallthrough
+    default:
+      problem(path, "expected a size such as \"512KiB\" or \"10MiB\", found \(v.description)")
+      return nil
+    }
+  }
+
+  mutating func strings(_ v: JSONValue?, at path: String) -> [String]? {
+    guard let v else { return nil }
+    if case .string(let s) = v { return [s] }
+    guard case .array(let items) = v else { problem(path, "expected an array of strings, found \(v.typeName)"); return nil }
+    var out: [String] = []
+    for (i, item) in items.enumerated() {
+      if let s = string(item, at: "\(path)[\(i)]") { out.append(s) }
+    }
+    return out
+  }
+
+  mutating func stringMap(_ v: JSONValue?, at path: String) -> [String: String]? {
+    guard let v else { return nil }
+    guard case .object(let members) = v else { problem(path, "expected an object of strings, found \(v.typeName)"); return nil }
+    var out: [String: String] = [:]
+    for (k, item) in members {
+      if let s = string(item, at: join(path, k), nonEmpty: false) { out[k] = s }
+    }
+    return out
+  }
+
+  mutating func selector(_ css: String, at path: String) {
+    do {
+      _ = try Selector(css)
+    } catch {
+      problem(path, "invalid CSS selector: \(error)")
+    }
+  }
+
+  mutating func regex(_ pattern: String, at path: String) {
+    do {
+      _ = try NSRegularExpression(pattern: pattern)
+    } catch {
+      problem(path, "invalid regular expression \"\(pattern)\"")
+    }
+  }
+
+  mutating func pointer(_ p: String, at path: String) {
+    if let message = JSONPointer.validate(p) { problem(path, message) }
+  }
+
+  // MARK: The config
+
+  static let topKeys = ["userAgent", "store", "fetch", "tasks", "sources", "removeQueryParameters"]
+  static let fetchKeys = [
+    "userAgent", "concurrency", "perHostConcurrency", "perHostDelay", "timeout", "connectTimeout",
+    "maxBodySize", "robotsTxt", "retries", "headers", "headersFromEnv", "cookies",
+  ]
+  static let taskKeys = ["id", "kind", "every", "budget", "requiresNetwork", "requiresExternalPower", "sources"]
+  static let sourceKeys = ["name", "url", "urls", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical"]
+  static let fieldKeys = ["css", "pointer", "attr", "all", "type", "regex", "trim", "default", "required"]
+  static let crawlKeys = ["follow", "sameHost", "allowedDomains", "include", "exclude", "maxDepth", "maxPages", "revisitAfter"]
+
+  mutating func config(_ json: JSONValue) -> ForageConfig? {
+    guard let m = members(json, at: "", allowed: ConfigReader.topKeys) else { return nil }
+    var config = ForageConfig(sources: [])
+    config.userAgent = string(m["userAgent"], at: "userAgent")
+    config.store = string(m["store"], at: "store")
+    if let f = m["fetch"] { config.fetch = fetchOptions(f, at: "fetch") }
+    if let q = strings(m["removeQueryParameters"], at: "removeQueryParameters") { config.removeQueryParameters = q }
+
+    if let s = m["sources"] {
+      if case .array(let items) = s {
+        for (i, item) in items.enumerated() {
+          if let source = source(item, at: "sources[\(i)]") { config.sources.append(source) }
+        }
+      } else {
+        problem("sources", "expected an array of sources, found \(s.typeName)")
+      }
+    } else {
+      problem("sources", "missing: a config needs at least one source")
+    }
+    var seen = Set<String>()
+    for (i, s) in config.sources.enumerated() where !seen.insert(s.name).inserted {
+      problem("sources[\(i)].name", "duplicate source name \"\(s.name)\"")
+    }
+
+    if let t = m["tasks"] {
+      if case .array(let items) = t {
+        for (i, item) in items.enumerated() {
+          if let task = task(item, at: "tasks[\(i)]", sourceNames: config.sources.map(\.name)) {
+            config.tasks.append(task)
+          }
+        }
+      } else {
+        problem("tasks", "expected an array of tasks, found \(t.typeName)")
+      }
+    }
+    var seenTasks = Set<String>()
+    for (i, t) in config.tasks.enumerated() where !seenTasks.insert(t.id).inserted {
+      problem("tasks[\(i)].id", "duplicate task id \"\(t.id)\"")
+    }
+    return config
+  }
+
+  mutating func fetchOptions(_ v: JSONValue, at path: String) -> FetchOptions {
+    var o = FetchOptions()
+    guard let m = members(v, at: path, allowed: ConfigReader.fetchKeys) else { return o }
+    o.userAgent = string(m["userAgent"], at: join(path, "userAgent"))
+    o.concurrency = int(m["concurrency"], at: join(path, "concurrency"), min: 1)
+    o.perHostConcurrency = int(m["perHostConcurrency"], at: join(path, "perHostConcurrency"), min: 1)
+    o.perHostDelay = duration(m["perHostDelay"], at: join(path, "perHostDelay"))
+    o.timeout = duration(m["timeout"], at: join(path, "timeout"))
+    o.connectTimeout = duration(m["connectTimeout"], at: join(path, "connectTimeout"))
+    o.maxBodySize = size(m["maxBodySize"], at: join(path, "maxBodySize"))
+    o.robotsTxt = bool(m["robotsTxt"], at: join(path, "robotsTxt"))
+    o.retries = int(m["retries"], at: join(path, "retries"))
+    o.headers = stringMap(m["headers"], at: join(path, "headers"))
+    o.headersFromEnv = stringMap(m["headersFromEnv"], at: join(path, "headersFromEnv"))
+    o.cookies = bool(m["cookies"], at: join(path, "cookies"))
+    if o.timeout == .zero { problem(join(path, "timeout"), "must be more than 0s") }
+    return o
+  }
+
+  mutating func task(_ v: JSONValue, at path: String, sourceNames: [String]) -> TaskDefinition? {
+    guard let m = members(v, at: path, allowed: ConfigReader.taskKeys) else { return nil }
+    guard let id = string(m["id"], at: join(path, "id")) else {
+      if m["id"] == nil { problem(join(path, "id"), "missing: every task needs an id") }
+      return nil
+    }
+    var kind = TaskKind.appRefresh
+    if let k = string(m["kind"], at: join(path, "kind")) {
+      if let parsed = TaskKind(rawValue: k) {
+        kind = parsed
+      } else {
+        let hint = ConfigReader.closest(to: k, in: TaskKind.allCases.map(\.rawValue)).map { " (did you mean \"\($0)\"?)" } ?? ""
+        problem(join(path, "kind"), "unknown task kind \"\(k)\"\(hint); expected appRefresh, processing or continuedProcessing")
+      }
+    }
+    let sources = strings(m["sources"], at: join(path, "sources")) ?? []
+    if m["sources"] == nil { problem(join(path, "sources"), "missing: name the sources this task refreshes") }
+    for (i, name) in sources.enumerated() where !sourceNames.contains(name) {
+      let hint = ConfigReader.closest(to: name, in: sourceNames).map { " (did you mean \"\($0)\"?)" } ?? ""
+      problem("\(join(path, "sources"))[\(i)]", "no source named \"\(name)\"\(hint)")
+    }
+    var task = TaskDefinition(id: id, kind: kind, sources: sources)
+    if let e = duration(m["every"], at: join(path, "every")) { task.every = e }
+    if let b = duration(m["budget"], at: join(path, "budget")) {
+      if b == .zero { problem(join(path, "budget"), "must be more than 0s") } else { task.budget = b }
+    }
+    if let n = bool(m["requiresNetwork"], at: join(path, "requiresNetwork")) { task.requiresNetwork = n }
+    if let p = bool(m["requiresExternalPower"], at: join(path, "requiresExternalPower")) { task.requiresExternalPower = p }
+    return task
+  }
+
+  mutating func source(_ v: JSONValue, at path: String) -> Source? {
+    guard let m = members(v, at: path, allowed: ConfigReader.sourceKeys) else { return nil }
+    let name = string(m["name"], at: join(path, "name"))
+    if m["name"] == nil { problem(join(path, "name"), "missing: every source needs a name") }
+    var urls: [String] = []
+    if let u = string(m["url"], at: join(path, "url")) { urls.append(u) }
+    if let us = strings(m["urls"], at: join(path, "urls")) { urls += us }
+    if m["url"] == nil && m["urls"] == nil { problem(join(path, "url"), "missing: give \"url\" or \"urls\"") }
+    for (i, u) in urls.enumerated() where !URLs.isFetchable(u) {
+      let where_ = m["url"] != nil && i == 0 ? join(path, "url") : "\(join(path, "urls"))[\(m["url"] != nil ? i - 1 : i)]"
+      problem(where_, "not an absolute http(s) URL: \"\(u)\"")
+    }
+
+    var format = SourceFormat.html
+    if let f = string(m["format"], at: join(path, "format")) {
+      if let parsed = SourceFormat(rawValue: f) { format = parsed } else {
+        problem(join(path, "format"), "unknown format \"\(f)\"; expected \"html\" or \"json\"")
+      }
+    }
+
+    var source = Source(name: name ?? "", urls: urls, format: format)
+    if let ev = m["extract"] {
+      if case .object(let fields) = ev {
+        for (fieldName, rv) in fields {
+          if let rule = fieldRule(rv, at: join(join(path, "extract"), fieldName), format: format) {
+            source.fields.append(Field(name: fieldName, rule: rule))
+          }
+        }
+      } else {
+        problem(join(path, "extract"), "expected an object of fields, found \(ev.typeName)")
+      }
+    }
+    if let match = string(m["match"], at: join(path, "match")) {
+      if format == .json { problem(join(path, "match"), "\"match\" applies to HTML sources only") }
+      else { selector(match, at: join(path, "match")) }
+      source.match = match
+    }
+    if let items = string(m["items"], at: join(path, "items")) {
+      if format == .json { pointer(items, at: join(path, "items")) } else { selector(items, at: join(path, "items")) }
+      source.items = items
+    }
+    if let key = strings(m["key"], at: join(path, "key")) {
+      for (i, k) in key.enumerated() where !source.fields.contains(where: { $0.name == k }) {
+        let hint = ConfigReader.closest(to: k, in: source.fields.map(\.name)).map { " (did you mean \"\($0)\"?)" } ?? ""
+        problem("\(join(path, "key"))[\(i)]", "no field named \"\(k)\" in extract\(hint)")
+      }
+      source.key = key
+    }
+    if let c = m["crawl"] {
+      if format == .json { problem(join(path, "crawl"), "crawling follows HTML links; JSON sources cannot crawl") }
+      source.crawl = crawlScope(c, at: join(path, "crawl"))
+    }
+    if let f = m["fetch"] { source.fetch = fetchOptions(f, at: join(path, "fetch")) }
+    if let c = bool(m["critical"], at: join(path, "critical")) { source.critical = c }
+    return name == nil ? nil : source
+  }
+
+  mutating func fieldRule(_ v: JSONValue, at path: String, format: SourceFormat) -> FieldRule? {
+    let selectorKey = format == .json ? "pointer" : "css"
+    if case .string(let s) = v {
+      if format == .json { pointer(s, at: path) } else { selector(s, at: path) }
+      return FieldRule(s)
+    }
+    guard let m = members(v, at: path, allowed: ConfigReader.fieldKeys) else { return nil }
+    let otherKey = format == .json ? "css" : "pointer"
+    if m[otherKey] != nil {
+      problem(join(path, otherKey), "\"\(otherKey)\" does not apply to \(format.rawValue) sources; use \"\(selectorKey)\"")
+    }
+    guard let sel = string(m[selectorKey], at: join(path, selectorKey), nonEmpty: format == .html) else {
+      if m[selectorKey] == nil { problem(join(path, selectorKey), "missing: a field needs \"\(selectorKey)\"") }
+      return nil
+    }
+    if format == .json { pointer(sel, at: join(path, selectorKey)) } else { selector(sel, at: join(path, selectorKey)) }
+    var rule = FieldRule(sel)
+    if let a = string(m["attr"], at: join(path, "attr")) {
+      if format == .json { problem(join(path, "attr"), "\"attr\" applies to HTML sources only") }
+      rule.attr = a
+    }
+    rule.all = bool(m["all"], at: join(path, "all")) ?? false
+    if let t = string(m["type"], at: join(path, "type")) {
+      if let parsed = FieldType(rawValue: t) { rule.type = parsed } else {
+        let hint = ConfigReader.closest(to: t, in: FieldType.allCases.map(\.rawValue)).map { " (did you mean \"\($0)\"?)" } ?? ""
+        problem(join(path, "type"), "unknown type \"\(t)\"\(hint); expected string, number, integer, bool or date")
+      }
+    }
+    if let r = string(m["regex"], at: join(path, "regex")) {
+      regex(r, at: join(path, "regex"))
+      rule.regex = r
+    }
+    rule.trim = bool(m["trim"], at: join(path, "trim")) ?? true
+    rule.defaultValue = m["default"]
+    rule.required = bool(m["required"], at: join(path, "required")) ?? false
+    return rule
+  }
+
+  mutating func crawlScope(_ v: JSONValue, at path: String) -> CrawlScope? {
+    guard let m = members(v, at: path, allowed: ConfigReader.crawlKeys) else { return nil }
+    var scope = CrawlScope()
+    if let f = string(m["follow"], at: join(path, "follow")) {
+      selector(f, at: join(path, "follow"))
+      scope.follow = f
+    }
+    scope.sameHost = bool(m["sameHost"], at: join(path, "sameHost")) ?? true
+    scope.allowedDomains = strings(m["allowedDomains"], at: join(path, "allowedDomains")) ?? []
+    scope.include = strings(m["include"], at: join(path, "include")) ?? []
+    scope.exclude = strings(m["exclude"], at: join(path, "exclude")) ?? []
+    for (i, p) in scope.include.enumerated() { regex(p, at: "\(join(path, "include"))[\(i)]") }
+    for (i, p) in scope.exclude.enumerated() { regex(p, at: "\(join(path, "exclude"))[\(i)]") }
+    if let d = int(m["maxDepth"], at: join(path, "maxDepth")) { scope.maxDepth = d }
+    if let p = int(m["maxPages"], at: join(path, "maxPages"), min: 1) { scope.maxPages = p }
+    if let r = duration(m["revisitAfter"], at: join(path, "revisitAfter")) { scope.revisitAfter = r }
+    return scope
+  }
+
+  // MARK: Suggestions
+
+  /// The candidate closest to `word` by edit distance, when close enough to
+  /// be a likely typo.
+  static func closest(to word: String, in candidates: [String]) -> String? {
+    let w = Array(word.lowercased())
+    var best: (String, Int)?
+    for c in candidates {
+      let d = editDistance(w, Array(c.lowercased()))
+      if d <= max(2, c.count / 3), best == nil || d < best!.1 { best = (c, d) }
+    }
+    return best?.0
+  }
+
+  static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+    if a.isEmpty { return b.count }
+    if b.isEmpty { return a.count }
+    var prev = Array(0...b.count)
+    var cur = [Int](repeating: 0, count: b.count + 1)
+    for i in 1...a.count {
+      cur[0] = i
+      for j in 1...b.count {
+        cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+      }
+      swap(&prev, &cur)
+    }
+    return prev[b.count]
+  }
+}
+
+extension JSONValue: CustomStringConvertible {
+  /// The value as compact JSON, for messages.
+  public var description: String {
+    let s = serialized()
+    return s.count > 60 ? String(s.prefix(57)) + "..." : s
+  }
+}

@@ -1,0 +1,145 @@
+/// A web source to keep fresh: where to fetch, what to extract, how far to crawl.
+///
+///     let prices = Source(name: "prices", url: "https://example.com/item/1",
+///                         extract: ["title": "h1", "price": .css(".price", as: .number)])
+public struct Source: Sendable, Hashable {
+  /// The source's unique name (records are stored under it).
+  public var name: String
+  /// Start URLs. A source without `crawl` fetches exactly these on every launch.
+  public var urls: [String]
+  /// How responses are read.
+  public var format: SourceFormat
+  /// Fields of each record, in order.
+  public var fields: [Field]
+  /// Only pages where this selector matches produce records.
+  public var match: String?
+  /// A selector (HTML) or JSON Pointer to an array (JSON) yielding one record
+  /// per match; field rules are then relative to the item.
+  public var items: String?
+  /// Field names that identify a record; empty means the page's canonical URL
+  /// (plus the item's position when `items` is set).
+  public var key: [String]
+  /// Link following; nil fetches the start URLs only.
+  public var crawl: CrawlScope?
+  /// Fetch settings that override the config's for this source.
+  public var fetch: FetchOptions
+  /// Critical sources still run in Low Power Mode.
+  public var critical: Bool
+
+  public init(
+    name: String, urls: [String], format: SourceFormat = .html,
+    extract fields: KeyValuePairs<String, FieldRule> = [:], match: String? = nil,
+    items: String? = nil, key: [String] = [], crawl: CrawlScope? = nil,
+    fetch: FetchOptions = FetchOptions(), critical: Bool = false
+  ) {
+    self.name = name
+    self.urls = urls
+    self.format = format
+    self.fields = fields.map { Field(name: $0.key, rule: $0.value) }
+    self.match = match
+    self.items = items
+    self.key = key
+    self.crawl = crawl
+    self.fetch = fetch
+    self.critical = critical
+  }
+
+  /// A source with one start URL.
+  public init(
+    name: String, url: String, format: SourceFormat = .html,
+    extract fields: KeyValuePairs<String, FieldRule> = [:], match: String? = nil,
+    items: String? = nil, key: [String] = [], crawl: CrawlScope? = nil,
+    fetch: FetchOptions = FetchOptions(), critical: Bool = false
+  ) {
+    self.init(
+      name: name, urls: [url], format: format, extract: fields, match: match, items: items,
+      key: key, crawl: crawl, fetch: fetch, critical: critical)
+  }
+}
+
+/// How a source's responses are parsed.
+public enum SourceFormat: String, Sendable, Hashable {
+  /// HTML parsed by ForageHTML; fields are CSS selectors.
+  case html
+  /// JSON; fields are RFC 6901 JSON Pointers.
+  case json
+}
+
+/// Which links a crawl follows.
+///
+///     CrawlScope(follow: "a[href]", sameHost: true, maxDepth: 5, maxPages: 50_000)
+public struct CrawlScope: Sendable, Hashable {
+  /// Elements whose `href` (or `src`) is followed.
+  public var follow: String
+  /// Follow only links to the start URLs' hosts.
+  public var sameHost: Bool
+  /// Also follow these domains (and their subdomains).
+  public var allowedDomains: [String]
+  /// When not empty, follow only URLs matching one of these regular expressions.
+  public var include: [String]
+  /// Never follow URLs matching one of these regular expressions.
+  public var exclude: [String]
+  /// Link distance from a start URL (start URLs are depth 0).
+  public var maxDepth: Int
+  /// The crawl's frontier stops growing at this many URLs.
+  public var maxPages: Int
+  /// A later crawl refetches a page only when its copy is older than this
+  /// (with a conditional request); younger pages are not fetched again.
+  public var revisitAfter: Duration
+
+  public init(
+    follow: String = Defaults.follow, sameHost: Bool = true, allowedDomains: [String] = [],
+    include: [String] = [], exclude: [String] = [], maxDepth: Int = Defaults.maxDepth,
+    maxPages: Int = Defaults.maxPages, revisitAfter: Duration = Defaults.revisitAfter
+  ) {
+    self.follow = follow
+    self.sameHost = sameHost
+    self.allowedDomains = allowedDomains
+    self.include = include
+    self.exclude = exclude
+    self.maxDepth = maxDepth
+    self.maxPages = maxPages
+    self.revisitAfter = revisitAfter
+  }
+}
+
+/// Fetch settings as written in a config: every member optional, so a
+/// source's `fetch` object overrides only what it names.
+public struct FetchOptions: Sendable, Hashable {
+  public var userAgent: String?
+  public var concurrency: Int?
+  public var perHostConcurrency: Int?
+  public var perHostDelay: Duration?
+  public var timeout: Duration?
+  public var connectTimeout: Duration?
+  public var maxBodySize: Int?
+  public var robotsTxt: Bool?
+  public var retries: Int?
+  /// Extra request headers.
+  public var headers: [String: String]?
+  /// Request headers whose values are read from environment variables
+  /// (header name → variable name); never logged or stored.
+  public var headersFromEnv: [String: String]?
+  /// Keep cookies for the duration of a job.
+  public var cookies: Bool?
+
+  public init() {}
+
+  /// These options with `other`'s set members taking precedence.
+  public func overridden(by other: FetchOptions) -> FetchOptions {
+    var r = self
+    r.userAgent = other.userAgent ?? userAgent
+    r.concurrency = other.concurrency ?? concurrency
+    r.perHostConcurrency = other.perHostConcurrency ?? perHostConcurrency
+    r.perHostDelay = other.perHostDelay ?? perHostDelay
+    r.timeout = other.timeout ?? timeout
+    r.connectTimeout = other.connectTimeout ?? connectTimeout
+    r.maxBodySize = other.maxBodySize ?? maxBodySize
+    r.robotsTxt = other.robotsTxt ?? robotsTxt
+    r.retries = other.retries ?? retries
+    r.headers = other.headers ?? headers
+    r.headersFromEnv = other.headersFromEnv ?? headersFromEnv
+    r.cookies = other.cookies ?? cookies
+    return r
+  }
+}

@@ -1,0 +1,26 @@
+/// Every default of the engine, in one place.
+public enum Defaults {
+  /// Config file read when `--config` is not given.
+  public static let configFile = "forage.json"
+  /// Store used when neither the config nor `--store` names one.
+  public static let storePath = "forage.sqlite"
+  /// Links followed by a crawl when `follow` is not given.
+  public static let follow = "a[href]"
+  public static let maxDepth = 5
+  public static let maxPages = 10_000
+  public static let revisitAfter: Duration = .seconds(6 * 3600)
+  public static let appRefreshBudget: Duration = .seconds(30)
+  public static let processingBudget: Duration = .seconds(300)
+  /// Budget of `forage run` when no task and no `--budget` gives one.
+  public static let runBudget: Duration = .seconds(300)
+  /// Near the deadline, no new request starts within this margin.
+  public static let stopMargin: Duration = .milliseconds(500)
+  /// In-flight fetches get this long past the deadline before they are cancelled.
+  public static let grace: Duration = .seconds(2)
+  /// A failing URL is retried on later launches this many times in all.
+  public static let maxAttempts = 3
+  /// Pages committed per store transaction at most.
+  public static let commitBatch = 64
+  /// Query parameters dropped from URLs for deduplication.
+  public static let removedQueryParameters = ["utm_*"]
+}

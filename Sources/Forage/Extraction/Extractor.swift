@@ -1,0 +1,189 @@
+import Foundation
+import ForageHTML
+import ForageURL
+
+/// A record extracted from one page, before it is stored.
+struct ExtractedRecord: Sendable, Hashable {
+  var key: String
+  var fields: JSONValue
+}
+
+/// What a page yielded: records and the links to follow.
+struct Extraction: Sendable {
+  var records: [ExtractedRecord] = []
+  var links: [WebURL] = []
+  /// Problems worth reporting (a required field missing, a conversion that
+  /// failed), at most a few per page.
+  var warnings: [String] = []
+}
+
+/// Extracts records and links from fetched pages, as a source's rules say.
+enum Extractor {
+  /// Attributes whose values are URLs: extracted values are made absolute.
+  static let urlAttributes: Set<String> = ["href", "src", "action", "poster", "data-src", "srcset"]
+
+  // MARK: HTML
+
+  static func extractHTML(_ document: Document, url: WebURL, canonical: WebURL, source s: CompiledSource, wantLinks: Bool) -> Extraction {
+    var out = Extraction()
+    let base = baseURL(of: document, pageURL: url)
+    let root: [Element]
+    if let items = s.items {
+      root = document.select(items)
+    } else if let docElement = document.documentElement {
+      root = [docElement]
+    } else {
+      root = []
+    }
+    let matches = s.match.map { document.selectFirst($0) != nil } ?? true
+    if matches && !s.fields.isEmpty {
+      for (index, scope) in root.enumerated() {
+        let inItem = s.items != nil
+        var members: [(key: String, value: JSONValue)] = []
+        var skip = false
+        for f in s.fields {
+          guard let sel = f.selector else { continue }
+          let elements: [Element]
+          if f.rule.all {
+            elements = inItem ? scope.select(sel) + (sel.matches(scope) ? [scope] : []) : document.select(sel)
+          } else if inItem {
+            elements = sel.matches(scope) ? [scope] : scope.selectFirst(sel).map { [$0] } ?? []
+          } else {
+            elements = document.selectFirst(sel).map { [$0] } ?? []
+          }
+          var values: [JSONValue] = []
+          for e in elements {
+            let raw: String?
+            if let attr = f.rule.attr {
+              raw = e.attr(attr).map { v in
+                urlAttributes.contains(attr.lowercased()) ? (base.resolving(v.trimmingWhitespace())?.href ?? v) : v
+              }
+            } else {
+              raw = e.text
+            }
+            guard let raw else { continue }
+            if let v = convert(raw, field: f, warnings: &out.warnings) { values.append(v) }
+          }
+          let value: JSONValue? = f.rule.all ? (values.isEmpty ? nil : .array(values)) : values.first
+          if let value {
+            members.append((f.name, value))
+          } else if let d = f.rule.defaultValue {
+            members.append((f.name, d))
+          } else if f.rule.required {
+            skip = true
+            if out.warnings.count < 5 { out.warnings.append("\(url.href): required field \"\(f.name)\" has no value") }
+            break
+          } else {
+            members.append((f.name, .null))
+          }
+        }
+        if skip { continue }
+        let fields = JSONValue.object(members)
+        out.records.append(ExtractedRecord(key: key(for: fields, source: s.source, canonical: canonical, itemIndex: s.items == nil ? nil : index), fields: fields))
+      }
+    }
+    if wantLinks, let follow = s.follow {
+      var seen = Set<String>()
+      for e in document.select(follow) {
+        guard let href = e.attr("href") ?? e.attr("src") else { continue }
+        guard let link = base.resolving(href.trimmingWhitespace())?.removingFragment,
+              link.scheme == "http" || link.scheme == "https" else { continue }
+        if seen.insert(link.href).inserted { out.links.append(link) }
+      }
+    }
+    return out
+  }
+
+  /// The document's base URL: the first `<base href>` resolved against the
+  /// page URL, else the page URL.
+  ///
+  /// - SeeAlso: <https://html.spec.whatwg.org/#document-base-url>
+  static func baseURL(of document: Document, pageURL: WebURL) -> WebURL {
+    guard let baseSelector = try? Selector("base[href]"),
+          let base = document.selectFirst(baseSelector), let href = base.attr("href"),
+          let resolved = pageURL.resolving(href.trimmingWhitespace()) else { return pageURL }
+    return resolved
+  }
+
+  // MARK: JSON
+
+  static func extractJSON(_ json: JSONValue, url: WebURL, canonical: WebURL, source s: CompiledSource) -> Extraction {
+    var out = Extraction()
+    let scopes: [JSONValue]
+    if let items = s.source.items {
+      guard case .array(let array)? = JSONPointer.resolve(items, in: json) else {
+        out.warnings.append("\(url.href): \"items\" pointer \(items) does not name an array")
+        return out
+      }
+      scopes = array
+    } else {
+      scopes = [json]
+    }
+    for (index, scope) in scopes.enumerated() {
+      var members: [(key: String, value: JSONValue)] = []
+      var skip = false
+      for f in s.fields {
+        var value: JSONValue?
+        if let found = JSONPointer.resolve(f.rule.selector, in: scope), found != .null {
+          if f.rule.all, case .array(let arr) = found {
+            value = .array(arr.compactMap { ValueConversion.convert($0, to: f.rule.type) })
+          } else if case .string(let str) = found {
+            value = convert(str, field: f, warnings: &out.warnings)
+          } else {
+            value = ValueConversion.convert(found, to: f.rule.type)
+          }
+        }
+        if let value {
+          members.append((f.name, value))
+        } else if let d = f.rule.defaultValue {
+          members.append((f.name, d))
+        } else if f.rule.required {
+          skip = true
+          break
+        } else {
+          members.append((f.name, .null))
+        }
+      }
+      if skip { continue }
+      let fields = JSONValue.object(members)
+      out.records.append(ExtractedRecord(key: key(for: fields, source: s.source, canonical: canonical, itemIndex: s.source.items == nil ? nil : index), fields: fields))
+    }
+    return out
+  }
+
+  // MARK: Shared
+
+  static func convert(_ raw: String, field f: CompiledSource.CompiledField, warnings: inout [String]) -> JSONValue? {
+    var text = f.rule.trim ? raw.trimmingWhitespace() : raw
+    if let rx = f.regex {
+      let ns = text as NSString
+      guard let m = rx.firstMatch(in: text, range: NSRange(location: 0, length: ns.length)) else { return nil }
+      let r = m.numberOfRanges > 1 ? m.range(at: 1) : m.range
+      guard r.location != NSNotFound else { return nil }
+      let c = ns.substring(with: r)
+      text = f.rule.trim ? c.trimmingWhitespace() : c
+    }
+    if f.rule.type == .string && text.isEmpty && f.rule.attr == nil { return nil }
+    guard let v = ValueConversion.convert(text, to: f.rule.type) else {
+      if warnings.count < 5 { warnings.append("field \"\(f.name)\": cannot read \"\(text.prefix(40))\" as \(f.rule.type.rawValue)") }
+      return nil
+    }
+    return v
+  }
+
+  /// The record's identity: the `key` fields' values, or the canonical URL
+  /// (with `#N` for the N-th item when the source has `items`).
+  static func key(for fields: JSONValue, source: Source, canonical: WebURL, itemIndex: Int?) -> String {
+    if !source.key.isEmpty {
+      return source.key.map { name -> String in
+        switch fields[name] {
+        case .string(let s)?: return s
+        case nil, .null?: return ""
+        case let v?: return v.serialized()
+        }
+      }.joined(separator: "\u{1F}")
+    }
+    if let itemIndex { return canonical.href + "#\(itemIndex)" }
+    return canonical.href
+  }
+}

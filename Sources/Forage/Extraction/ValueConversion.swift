@@ -1,0 +1,122 @@
+import Foundation
+
+/// Conversions of extracted text to a field's type.
+enum ValueConversion {
+  /// Converts text to `type`; nil when it cannot.
+  static func convert(_ text: String, to type: FieldType) -> JSONValue? {
+    switch type {
+    case .string: return .string(text)
+    case .number: return number(in: text).map(JSONValue.number)
+    case .integer:
+      guard let n = number(in: text), n == n.rounded() else { return nil }
+      return .number(n)
+    case .bool: return bool(text).map(JSONValue.bool)
+    case .date: return date(text).map(JSONValue.string)
+    }
+  }
+
+  /// Converts a JSON value (from a JSON source) to `type`.
+  static func convert(_ value: JSONValue, to type: FieldType) -> JSONValue? {
+    switch (value, type) {
+    case (.string(let s), _): return convert(s, to: type)
+    case (.number, .number): return value
+    case (.number(let n), .integer): return n == n.rounded() ? value : nil
+    case (.number(let n), .string): return .string(JSONValue.format(n))
+    case (.bool, .bool): return value
+    case (.bool(let b), .string): return .string(b ? "true" : "false")
+    case (.null, _): return nil
+    case (_, .string): return .string(value.serialized())
+    default: return nil
+    }
+  }
+
+  /// The first number written in `text`: `"$1,299.99"` → 1299.99,
+  /// `"12,50 €"` → 12.5 (a lone comma followed by 1–2 digits is a decimal
+  /// comma), `"-3"` → -3.
+  static func number(in text: String) -> Double? {
+    let bytes = Array(text.utf8)
+    var i = 0
+    while i < bytes.count, !(bytes[i] >= 0x30 && bytes[i] <= 0x39) { i += 1 }
+    guard i < bytes.count else { return nil }
+    let negative = i > 0 && (bytes[i - 1] == UInt8(ascii: "-") || (i > 1 && bytes[i - 1] == 0x20 && bytes[i - 2] == UInt8(ascii: "-")))
+    var j = i
+    while j < bytes.count, (bytes[j] >= 0x30 && bytes[j] <= 0x39) || bytes[j] == UInt8(ascii: ",") || bytes[j] == UInt8(ascii: ".") { j += 1 }
+    var token = String(decoding: bytes[i..<j], as: UTF8.self)
+    while token.hasSuffix(",") || token.hasSuffix(".") { token.removeLast() }
+    token = normalizeSeparators(token)
+    if j < bytes.count, bytes[j] == UInt8(ascii: "e") || bytes[j] == UInt8(ascii: "E") {
+      var k = j + 1
+      if k < bytes.count, bytes[k] == UInt8(ascii: "-") || bytes[k] == UInt8(ascii: "+") { k += 1 }
+      let digitsStart = k
+      while k < bytes.count, bytes[k] >= 0x30, bytes[k] <= 0x39 { k += 1 }
+      if k > digitsStart { token += String(decoding: bytes[j..<k], as: UTF8.self) }
+    }
+    guard let v = Double(token) else { return nil }
+    return negative ? -v : v
+  }
+
+  /// Decides which of `,` and `.` is the decimal separator: when both
+  /// appear, the last one; a lone comma followed by one or two digits; a lone
+  /// dot. The other is a thousands separator and is removed.
+  static func normalizeSeparators(_ token: String) -> String {
+    let lastComma = token.lastIndex(of: ",")
+    let lastDot = token.lastIndex(of: ".")
+    let dots = token.filter { $0 == "." }.count
+    switch (lastComma, lastDot) {
+    case (let c?, let d?):
+      return c > d
+        ? token.replacingOccurrences(".", with: "").replacingOccurrences(",", with: ".")
+        : token.replacingOccurrences(",", with: "")
+    case (let c?, nil):
+      let decimals = token.distance(from: c, to: token.endIndex) - 1
+      let commas = token.filter { $0 == "," }.count
+      return commas == 1 && decimals <= 2 ? token.replacingOccurrences(",", with: ".") : token.replacingOccurrences(",", with: "")
+    case (nil, _?):
+      return dots > 1 ? token.replacingOccurrences(".", with: "") : token
+    case (nil, nil):
+      return token
+    }
+  }
+
+  static func bool(_ text: String) -> Bool? {
+    switch text.lowercased() {
+    case "true", "yes", "1", "on", "y": return true
+    case "false", "no", "0", "off", "n": return false
+    default: return nil
+    }
+  }
+
+  /// Normalizes a date to ISO 8601: `2026-11-29` stays a date; a date-time
+  /// (ISO 8601 or RFC 2822 / HTTP date) becomes UTC `2026-11-29T19:33:15Z`.
+  static func date(_ text: String) -> String? {
+    let t = text.trimmingWhitespace()
+    if t.count == 10, t.utf8.enumerated().allSatisfy({ i, b in (i == 4 || i == 7) ? b == UInt8(ascii: "-") : (b >= 0x30 && b <= 0x39) }) {
+      return t
+    }
+    let iso = ISO8601DateFormatter()
+    for options: ISO8601DateFormatter.Options in [[.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds]] {
+      iso.formatOptions = options
+      if let d = iso.date(from: t) { return format(d) }
+    }
+    let f = DateFormatter()
+    f.locale = Locale(identifier: "en_US_POSIX")
+    f.timeZone = TimeZone(identifier: "UTC")
+    for pattern in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEE, d MMM yyyy HH:mm:ss Z", "d MMM yyyy HH:mm:ss Z", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd'T'HH:mm:ss", "MMMM d, yyyy", "MMM d, yyyy"] {
+      f.dateFormat = pattern
+      if let d = f.date(from: t) { return pattern.contains("HH") ? format(d) : dateOnly(d) }
+    }
+    return nil
+  }
+
+  static func format(_ d: Date) -> String {
+    let iso = ISO8601DateFormatter()
+    iso.formatOptions = [.withInternetDateTime]
+    return iso.string(from: d)
+  }
+
+  static func dateOnly(_ d: Date) -> String {
+    let iso = ISO8601DateFormatter()
+    iso.formatOptions = [.withFullDate]
+    return iso.string(from: d)
+  }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import ForageHTML
+import ForageHTTP
+import ForageStore
+import ForageURL
+
+/// One launch of a task: fetches its sources within a budget, extracts
+/// records, and commits each page atomically to the store.
+///
+///     let job = Job(config: config, store: try SQLiteStore(path: "forage.sqlite"),
+///                   transport: CurlTransport())
+///     let summary = try await job.run(budget: .seconds(30))
+///
+/// The frontier lives in the store. Each fetched page's records, its
+/// frontier state and the links it discovered are committed together, so
+/// killing the process at any instant loses nothing committed and repeats
+/// nothing committed: the next launch resumes the same crawl. Near the
+/// deadline the job stops claiming URLs, gives in-flight fetches a short
+/// grace, commits, and reports `stoppedByBudget`.
+public final class Job: Sendable {
+  public let config: ForageConfig
+  let store: any Store
+  let fetcher: Fetcher
+  let canonicalizer: URLCanonicalizer
+  let owner: String
+
+  /// Creates a job over `store`, fetching through `transport`.
+  public init(config: ForageConfig, store: any Store, transport: any Transport) {
+    self.config = config
+    self.store = store
+    self.canonicalizer = URLCanonicalizer(removingQueryParameters: config.removeQueryParameters)
+    var settings = Job.settings(from: config.fetch.overridden(by: FetchOptions()), userAgent: config.userAgent)
+    settings.concurrency = config.fetch.concurrency ?? settings.concurrency
+    self.fetcher = Fetcher(transport: transport, settings: settings)
+    self.owner = "pid-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
+  }
+
+  /// The transport-level settings for a source's fetch options.
+  static func settings(from o: FetchOptions, userAgent: String?) -> FetchSettings {
+    var s = FetchSettings()
+    if let ua = o.userAgent ?? userAgent { s.userAgent = ua }
+    if let v = o.concurrency { s.concurrency = v }
+    if let v = o.perHostConcurrency { s.perHostConcurrency = v }
+    if let v = o.perHostDelay { s.perHostDelay = v }
+    if let v = o.timeout { s.timeout = v }
+    if let v = o.connectTimeout { s.connectTimeout = v }
+    if let v = o.maxBodySize { s.maxBodySize = v }
+    if let v = o.robotsTxt { s.robotsTxt = v }
+    if let v = o.retries { s.retries = v }
+    if let v = o.headers { s.headers = v }
+    if let v = o.cookies { s.cookies = v }
+    if let env = o.headersFromEnv {
+      let environment = ProcessInfo.processInfo.environment
+      for (header, variable) in env { if let value = environment[variable] { s.headers[header] = value } }
+    }
+    return s
+  }
+
+  /// Runs one launch.
+  ///
+  /// - Parameters:
+  ///   - sources: names of the sources to refresh; nil for all.
+  ///   - task: the task identifier recorded with the run.
+  ///   - budget: the time this launch may take.
+  ///   - progress: called after each commit with the running totals.
+  /// - Throws: `ConfigError` for an unknown source name or a source that
+  ///   does not compile; store errors. Fetch failures are not thrown: they
+  ///   are counted in the summary and retried on later launches.
+  public func run(
+    sources names: [String]? = nil, task: String = "run", budget: Duration,
+    progress: (@Sendable (JobSummary) -> Void)? = nil
+  ) async throws -> JobSummary {
+    let clock = ContinuousClock()
+    let started = clock.now
+    let deadline = started + budget
+    var selected: [Source] = []
+    for name in names ?? config.sources.map(\.name) {
+      guard let s = config.source(named: name) else {
+        let hint = ConfigReader.closest(to: name, in: config.sources.map(\.name)).map { " (did you mean \"\($0)\"?)" } ?? ""
+        throw ConfigError(file: "<arguments>", problems: [ConfigProblem(path: "--source", message: "no source named \"\(name)\"\(hint)")])
+      }
+      selected.append(s)
+    }
+    // Critical sources first, so a short budget serves them.
+    selected.sort { $0.critical && !$1.critical }
+    let compiled = try selected.map { s throws(ConfigError) in try CompiledSource(s, canonicalizer: canonicalizer) }
+
+    // A single process owns an embedded store: claims left by a killed
+    // process go back to the queue.
+    try await store.releaseClaims(owner: nil)
+    let runID = try await store.beginRun(task: task, sources: selected.map(\.name), startedAt: Date())
+
+    var summary = JobSummary()
+    do {
+      for source in compiled {
+        if clock.now >= deadline - Defaults.stopMargin {
+          summary.stoppedByBudget = true
+          break
+        }
+        try await crawl(source, run: runID, deadline: deadline, summary: &summary, progress: progress)
+      }
+    } catch {
+      var failed = RunSummary(finishedAt: Date(), outcome: "failed")
+      failed.apply(summary)
+      try? await store.finishRun(runID, summary: failed)
+      throw error
+    }
+    summary.seconds = (clock.now - started).seconds
+    var record = RunSummary(finishedAt: Date(), outcome: summary.stoppedByBudget ? "budget" : "completed")
+    record.apply(summary)
+    try await store.finishRun(runID, summary: record)
+    return summary
+  }
+
+  // MARK: One source
+
+  func crawl(
+    _ source: CompiledSource, run: Int64, deadline: ContinuousClock.Instant,
+    summary: inout JobSummary, progress: (@Sendable (JobSummary) -> Void)?
+  ) async throws {
+    let clock = ContinuousClock()
+    let s = source.source
+    let seeds = s.urls.compactMap { WebURL($0) }.map { PageContext.seed($0, source: source, depth: 0) }
+    let crawl = try await store.openCrawl(source: s.name, seeds: seeds, now: Date())
+    let options = config.fetchOptions(for: s)
+    let settings = Job.settings(from: options, userAgent: config.userAgent)
+    let concurrency = max(1, options.concurrency ?? settings.concurrency)
+    let stopAt = deadline - Defaults.stopMargin
+    let hardStop = deadline + Defaults.grace
+    let lease = Date().addingTimeInterval((deadline - clock.now).seconds + Defaults.grace.seconds + 60)
+    let context = PageContext(
+      source: source, settings: settings, store: store, fetcher: fetcher, run: run, deadline: deadline)
+
+    var stopping = false
+    try await withThrowingTaskGroup(of: ProcessedPage?.self) { group in
+      group.addTask {
+        try? await Task.sleep(until: hardStop, clock: .continuous)
+        return nil
+      }
+      var queue: [FrontierItem] = []
+      var next = 0
+      var inflight = 0
+      var pending: [ProcessedPage] = []
+      var frontierMayHaveMore = true
+
+      func commitPending() async throws {
+        guard !pending.isEmpty else { return }
+        let result = try await store.commit(pending.map(\.commit))
+        for p in pending { p.count(into: &summary) }
+        summary.recordsNew += result.newRecords
+        summary.recordsChanged += result.changedRecords
+        summary.recordsUnchanged += result.unchangedRecords
+        if result.linksAdded > 0 { frontierMayHaveMore = true }
+        pending.removeAll(keepingCapacity: true)
+        progress?(summary)
+      }
+
+      while true {
+        if !stopping && clock.now >= stopAt { stopping = true }
+        // Start work up to the concurrency limit.
+        while !stopping && inflight < concurrency {
+          if next == queue.count {
+            guard frontierMayHaveMore else { break }
+            // Links found by finished pages become claimable once committed.
+            try await commitPending()
+            queue = try await store.claim(
+              crawl: crawl.id, limit: max(concurrency * 4, 32), owner: owner, leaseUntil: lease, now: Date())
+            next = 0
+            if queue.isEmpty {
+              frontierMayHaveMore = false
+              break
+            }
+          }
+          let item = queue[next]
+          next += 1
+          inflight += 1
+          group.addTask { await context.process(item) }
+        }
+        if inflight == 0 {
+          try await commitPending()
+          if stopping || !frontierMayHaveMore { break }
+          continue
+        }
+        guard let finished = try await group.next() else { break }
+        guard let page = finished else {
+          // The grace after the deadline is over: cancel what is still in flight.
+          stopping = true
+          group.cancelAll()
+          continue
+        }
+        inflight -= 1
+        pending.append(page)
+        if pending.count >= min(Defaults.commitBatch, concurrency) || inflight == 0 {
+          try await commitPending()
+        }
+      }
+      group.cancelAll()
+      try await commitPending()
+    }
+
+    if stopping {
+      summary.stoppedByBudget = true
+      try await store.releaseClaims(owner: owner)
+    } else if try await store.completeCrawlIfExhausted(crawl.id, now: Date()) {
+      summary.completedSources.append(s.name)
+    } else {
+      // Entries claimed by another process, or failures waiting for a retry.
+      try await store.releaseClaims(owner: owner)
+    }
+  }
+}
+
+extension RunSummary {
+  mutating func apply(_ s: JobSummary) {
+    pagesFetched = s.pagesFetched
+    pagesNotModified = s.pagesNotModified + s.pagesFresh
+    pagesFailed = s.pagesFailed
+    pagesDeferred = s.pagesDeferred
+    recordsNew = s.recordsNew
+    recordsChanged = s.recordsChanged
+    recordsUnchanged = s.recordsUnchanged
+    bytes = s.bytes
+  }
+}

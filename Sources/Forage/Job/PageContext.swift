@@ -1,0 +1,191 @@
+import Foundation
+import ForageHTML
+import ForageHTTP
+import ForageStore
+import ForageURL
+
+/// What happened to one frontier entry, ready to commit.
+struct ProcessedPage: Sendable {
+  enum Kind: Sendable { case fetched, notModified, fresh, failed, deferred }
+  var commit: PageCommit
+  var kind: Kind
+  var bytes = 0
+  var warnings: [String] = []
+
+  func count(into s: inout JobSummary) {
+    switch kind {
+    case .fetched: s.pagesFetched += 1
+    case .notModified: s.pagesNotModified += 1
+    case .fresh: s.pagesFresh += 1
+    case .failed: s.pagesFailed += 1
+    case .deferred: s.pagesDeferred += 1
+    }
+    s.bytes += Int64(bytes)
+    for w in warnings { s.warn(w) }
+  }
+}
+
+/// Everything a child task needs to fetch and process a page of one source.
+struct PageContext: Sendable {
+  let source: CompiledSource
+  let settings: FetchSettings
+  let store: any Store
+  let fetcher: Fetcher
+  let run: Int64
+  let deadline: ContinuousClock.Instant
+
+  var crawlScope: CrawlScope? { source.source.crawl }
+
+  /// Fetches and processes one frontier entry. Never throws: every outcome
+  /// is a commit (a failed store read defers the entry).
+  func process(_ item: FrontierItem) async -> ProcessedPage {
+    let now = Date()
+    guard let url = WebURL(item.url) else {
+      return ProcessedPage(
+        commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts)), kind: .failed,
+        warnings: ["\(item.url): not a valid URL"])
+    }
+    let previous: PageRecord?
+    do { previous = try await store.page(fingerprint: item.fingerprint) } catch {
+      return ProcessedPage(commit: commit(item, .deferred), kind: .deferred)
+    }
+    // A page younger than revisitAfter is not fetched again: its stored
+    // links still expand this crawl.
+    if let previous, let scope = crawlScope, previous.status == 200,
+       now.timeIntervalSince(previous.fetchedAt) < scope.revisitAfter.seconds {
+      return ProcessedPage(
+        commit: commit(item, .done, discovered: seeds(fromStored: previous.links, depth: item.depth)), kind: .fresh)
+    }
+    let validators = previous.flatMap { p -> Validators? in
+      guard p.status == 200, p.etag != nil || p.lastModified != nil else { return nil }
+      return Validators(etag: p.etag, lastModified: p.lastModified)
+    }
+    let outcome = await fetcher.fetch(
+      url, settings: settings, validators: validators, deadline: deadline,
+      scope: { [source] in PageContext.inScope($0, source: source, depth: 0) })
+    switch outcome {
+    case .fetched(let response):
+      return processResponse(response, item: item, now: now)
+    case .notModified(let response):
+      var page = previous ?? PageRecord(url: item.url, fingerprint: item.fingerprint, status: 200, fetchedAt: now)
+      page.fetchedAt = now
+      page.etag = response.headers["ETag"] ?? page.etag
+      page.lastModified = response.headers["Last-Modified"] ?? page.lastModified
+      return ProcessedPage(
+        commit: commit(item, .done, page: page, discovered: seeds(fromStored: page.links, depth: item.depth)),
+        kind: .notModified)
+    case .deferred:
+      return ProcessedPage(commit: commit(item, .deferred), kind: .deferred)
+    case .disallowed(let u):
+      return ProcessedPage(
+        commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts)), kind: .failed,
+        warnings: ["\(u.href): disallowed by robots.txt"])
+    case .outOfScope(let u):
+      return ProcessedPage(
+        commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts)), kind: .failed,
+        warnings: ["\(item.url): redirected out of the crawl's scope to \(u.href)"])
+    case .failed(let error):
+      if error.kind == .cancelled || Task.isCancelled {
+        return ProcessedPage(commit: commit(item, .deferred), kind: .deferred)
+      }
+      return ProcessedPage(
+        commit: commit(item, .failed(permanent: false, maxAttempts: Defaults.maxAttempts)), kind: .failed,
+        warnings: ["\(item.url): \(error)"])
+    }
+  }
+
+  func processResponse(_ response: Response, item: FrontierItem, now: Date) -> ProcessedPage {
+    let bytes = response.body.count
+    var page = PageRecord(
+      url: response.url.href, fingerprint: item.fingerprint, status: response.status,
+      etag: response.headers["ETag"], lastModified: response.headers["Last-Modified"],
+      contentHash: StableHash.of(response.body), fetchedAt: now)
+    guard (200..<300).contains(response.status) else {
+      // 4xx other than 408/429 will not change by asking again; the rest may.
+      let permanent = (400..<500).contains(response.status) && response.status != 408 && response.status != 429
+      return ProcessedPage(
+        commit: commit(item, .failed(permanent: permanent, maxAttempts: Defaults.maxAttempts), page: page),
+        kind: .failed, bytes: bytes, warnings: ["\(item.url): HTTP \(response.status)"])
+    }
+    let canonical = source.canonicalizer.canonical(response.url)
+    let contentType = response.headers["Content-Type"]?.lowercased() ?? ""
+    var extraction = Extraction()
+    switch source.source.format {
+    case .json:
+      do {
+        let json = try JSONValue.parse(response.body)
+        extraction = Extractor.extractJSON(json, url: response.url, canonical: canonical, source: source)
+      } catch {
+        extraction.warnings.append("\(response.url.href): not valid JSON: \(error)")
+      }
+    case .html:
+      guard contentType.isEmpty || contentType.contains("html") || contentType.contains("xml") else {
+        // Followed a link to an image or a PDF: nothing to extract or follow.
+        return ProcessedPage(commit: commit(item, .done, page: page), kind: .fetched, bytes: bytes)
+      }
+      let document = Document.parse(response.body, transportEncoding: PageContext.charset(contentType))
+      let wantLinks = crawlScope.map { item.depth < $0.maxDepth } ?? false
+      extraction = Extractor.extractHTML(
+        document, url: response.url, canonical: canonical, source: source, wantLinks: wantLinks)
+    }
+    let links = extraction.links.filter { PageContext.inScope($0, source: source, depth: item.depth + 1) }
+    page.links = links.map(\.href)
+    let records = extraction.records.map {
+      RecordInput(
+        source: source.source.name, key: $0.key, url: response.url.href, fieldsJSON: $0.fields.serialized(),
+        contentHash: StableHash.of($0.fields.serialized(sortedKeys: true)))
+    }
+    let discovered = links.map { PageContext.seed($0, source: source, depth: item.depth + 1) }
+    return ProcessedPage(
+      commit: commit(item, .done, page: page, records: records, discovered: discovered),
+      kind: .fetched, bytes: bytes, warnings: extraction.warnings)
+  }
+
+  func seeds(fromStored links: [String], depth: Int) -> [FrontierSeed] {
+    guard let scope = crawlScope, depth < scope.maxDepth else { return [] }
+    return links.compactMap { WebURL($0) }.filter { PageContext.inScope($0, source: source, depth: depth + 1) }.map {
+      PageContext.seed($0, source: source, depth: depth + 1)
+    }
+  }
+
+  /// The frontier entry for a link: its canonical form (what identifies the
+  /// page, and what is fetched) and that form's fingerprint.
+  static func seed(_ url: WebURL, source: CompiledSource, depth: Int) -> FrontierSeed {
+    let canonical = source.canonicalizer.canonical(url)
+    return FrontierSeed(url: canonical.href, fingerprint: source.canonicalizer.fingerprint(canonical), depth: depth)
+  }
+
+  func commit(
+    _ item: FrontierItem, _ outcome: FrontierOutcome, page: PageRecord? = nil, records: [RecordInput] = [],
+    discovered: [FrontierSeed] = []
+  ) -> PageCommit {
+    PageCommit(
+      item: item, outcome: outcome, page: page, records: records, discovered: discovered,
+      maxPages: crawlScope?.maxPages, run: run, now: Date())
+  }
+
+  /// True when a crawl may follow `url` at `depth`.
+  static func inScope(_ url: WebURL, source: CompiledSource, depth: Int) -> Bool {
+    guard url.scheme == "http" || url.scheme == "https", let host = url.host else { return false }
+    guard let scope = source.source.crawl else { return true }
+    if depth > scope.maxDepth { return false }
+    if scope.sameHost || !scope.allowedDomains.isEmpty {
+      let allowed = (scope.sameHost && source.startHosts.contains(host))
+        || scope.allowedDomains.contains { host == $0 || host.hasSuffix("." + $0) }
+      if !allowed { return false }
+    }
+    let href = url.href
+    let range = NSRange(location: 0, length: (href as NSString).length)
+    if !source.include.isEmpty && !source.include.contains(where: { $0.firstMatch(in: href, range: range) != nil }) { return false }
+    if source.exclude.contains(where: { $0.firstMatch(in: href, range: range) != nil }) { return false }
+    return true
+  }
+
+  /// The `charset` parameter of a Content-Type value.
+  static func charset(_ contentType: String) -> String? {
+    guard let r = contentType.range(of: "charset=") else { return nil }
+    let value = contentType[r.upperBound...].prefix { $0 != ";" && $0 != " " }
+    let trimmed = value.trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
+    return trimmed.isEmpty ? nil : trimmed
+  }
+}

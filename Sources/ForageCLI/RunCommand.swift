@@ -1,0 +1,88 @@
+import Foundation
+import Forage
+import ForageStore
+
+/// `forage run`: one launch now.
+struct RunCommand: Command {
+  static let name = "run"
+  static let abstract = "Launch a task (or some sources) once now, then exit."
+  static let help = """
+    Usage: forage run [--config FILE] [--task ID | --source NAME ...] [--budget DURATION]
+                      [--store PATH] [--json]
+
+    Runs one launch now: fetches the sources within the budget, stores their
+    records, and prints a summary. A launch stopped by its budget saves its
+    place; the next run continues the same crawl.
+
+    Options:
+      --config FILE     The config file (default: forage.json).
+      --task ID         Run the sources of this task, with its budget.
+      --source NAME     Run this source (repeatable). Default: every source.
+      --budget DURATION Time allowed, e.g. 30s, 5m (default: the task's, else 5m).
+      --store PATH      SQLite file (default: the config's "store", else forage.sqlite
+                        beside the config).
+      --json            Print the summary as JSON.
+
+    Exit status: 0 success (also when stopped by the budget), 1 the job failed,
+    2 bad input.
+    """
+
+  var config = Defaults.configFile
+  var task: String?
+  var sources: [String] = []
+  var budget: Duration?
+  var store: String?
+  var json = false
+
+  init(_ args: inout ArgumentList) throws(UsageError) {
+    config = try args.option("--config") ?? config
+    task = try args.option("--task")
+    sources = try args.options("--source")
+    budget = try parseBudget(try args.option("--budget"))
+    store = try args.option("--store")
+    json = args.flag("--json")
+    try args.expectNoMore()
+    if task != nil && !sources.isEmpty { throw UsageError("give --task or --source, not both") }
+  }
+
+  func run(_ out: Terminal) async -> ExitStatus {
+    let loaded: ForageConfig
+    do { loaded = try ForageConfig.load(path: config) } catch {
+      out.error("\(error)")
+      return .badInput
+    }
+    var names: [String]? = sources.isEmpty ? nil : sources
+    var taskBudget: Duration?
+    if let task {
+      guard let t = loaded.task(withID: task) else {
+        let known = loaded.tasks.map(\.id).joined(separator: ", ")
+        out.error("forage run: no task \"\(task)\" in \(config)\(known.isEmpty ? "" : " (tasks: \(known))")")
+        return .badInput
+      }
+      names = t.sources
+      taskBudget = t.budget
+    }
+    let store: any Store
+    do { store = try openStore(storeLocation(option: self.store, config: loaded, configPath: config)) } catch {
+      out.error("forage run: \(error)")
+      return .badInput
+    }
+    let job = Job(config: loaded, store: store, transport: defaultTransport())
+    let throttle = ProgressThrottle(out)
+    do {
+      let summary = try await job.run(
+        sources: names, task: task ?? "run", budget: budget ?? taskBudget ?? Defaults.runBudget,
+        progress: { throttle.update($0) })
+      out.clearProgress()
+      out.print(json ? jsonText(summary) : summary.description)
+      let nothingWorked = summary.pagesFailed > 0 && summary.pagesFetched + summary.pagesNotModified + summary.pagesFresh == 0
+      return nothingWorked ? .jobFailed : .ok
+    } catch let error as ConfigError {
+      out.error("\(error)")
+      return .badInput
+    } catch {
+      out.error("forage run: \(error)")
+      return .jobFailed
+    }
+  }
+}

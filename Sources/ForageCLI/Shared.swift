@@ -1,0 +1,77 @@
+import Foundation
+import Forage
+import ForageHTTP
+import ForageStore
+
+/// Opens the store named by `--store` or the config: a SQLite path, or a
+/// `postgres://` URL (not available yet).
+func openStore(_ location: String) throws(UsageError) -> any Store {
+  if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
+    throw UsageError("PostgreSQL stores are not available in this version; use a SQLite path")
+  }
+  do {
+    return try SQLiteStore(path: location)
+  } catch {
+    throw UsageError("\(error)")
+  }
+}
+
+/// The store location for a config: `--store`, else the config's `store`
+/// (relative to the config file's folder), else `forage.sqlite` beside it.
+func storeLocation(option: String?, config: ForageConfig, configPath: String) -> String {
+  if let option { return option }
+  let name = config.store ?? Defaults.storePath
+  if name.hasPrefix("/") || name.contains("://") { return name }
+  let folder = (configPath as NSString).deletingLastPathComponent
+  return folder.isEmpty ? name : (folder as NSString).appendingPathComponent(name)
+}
+
+/// The platform's default transport.
+func defaultTransport() -> any Transport {
+  #if os(Linux)
+  return CurlTransport()
+  #else
+  return URLSessionTransport()
+  #endif
+}
+
+/// Parses a `--budget` value.
+func parseBudget(_ text: String?) throws(UsageError) -> Duration? {
+  guard let text else { return nil }
+  guard let d = Units.duration(text), d > .zero else {
+    throw UsageError("--budget expects a duration such as 30s, 5m or 1h, not \"\(text)\"")
+  }
+  return d
+}
+
+/// A line of running totals for the progress display.
+func progressLine(_ s: JobSummary) -> String {
+  "pages \(s.pages) (\(s.pagesFetched) fetched, \(s.pagesFailed) failed) · records \(s.recordsNew) new, \(s.recordsChanged) changed · \(s.bytes / 1024) KiB"
+}
+
+/// Encodes a value as pretty, key-sorted JSON text.
+func jsonText<T: Encodable>(_ value: T) -> String {
+  let encoder = JSONEncoder()
+  encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+  guard let data = try? encoder.encode(value) else { return "{}" }
+  return String(decoding: data, as: UTF8.self)
+}
+
+/// A thread-safe box for the last progress update, read by the printer.
+final class ProgressThrottle: @unchecked Sendable {
+  // Guarded by `lock`; touched from the job's task and nowhere else.
+  private let lock = NSLock()
+  private var last = ContinuousClock.now - .seconds(1)
+  let out: Terminal
+
+  init(_ out: Terminal) { self.out = out }
+
+  func update(_ s: JobSummary) {
+    lock.lock()
+    defer { lock.unlock() }
+    let now = ContinuousClock.now
+    guard now - last >= .milliseconds(100) else { return }
+    last = now
+    out.progress(progressLine(s))
+  }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+/// The built `forage` executable, beside the test bundle.
+func forageBinary() -> String {
+  let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+  var dir = runner.deletingLastPathComponent()
+  // macOS: …/ForagePackageTests.xctest/Contents/MacOS/ForagePackageTests
+  while dir.path.contains(".xctest") { dir = dir.deletingLastPathComponent() }
+  let candidate = dir.appendingPathComponent("forage").path
+  if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+  // Fall back to the package's debug build folder.
+  let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+  return root.appendingPathComponent(".build/debug/forage").path
+}
+
+/// The result of running the `forage` executable.
+struct CommandResult {
+  var status: Int32
+  var stdout: String
+  var stderr: String
+}
+
+/// Runs `forage` with `arguments` to completion.
+func runForage(_ arguments: [String], in directory: String? = nil) throws -> CommandResult {
+  let p = Process()
+  p.executableURL = URL(fileURLWithPath: forageBinary())
+  p.arguments = arguments
+  if let directory { p.currentDirectoryURL = URL(fileURLWithPath: directory) }
+  let out = Pipe(), err = Pipe()
+  p.standardOutput = out
+  p.standardError = err
+  try p.run()
+  // Read before waiting, so a full pipe cannot block the child.
+  let o = out.fileHandleForReading.readDataToEndOfFile()
+  let e = err.fileHandleForReading.readDataToEndOfFile()
+  p.waitUntilExit()
+  return CommandResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+}
+
+/// A temporary folder removed when the value is released.
+final class TemporaryDirectory: Sendable {
+  let path: String
+  init() {
+    path = NSTemporaryDirectory() + "forage-cli-tests-" + UUID().uuidString
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  }
+  func file(_ name: String) -> String { path + "/" + name }
+  func write(_ name: String, _ text: String) throws -> String {
+    try text.write(toFile: file(name), atomically: true, encoding: .utf8)
+    return file(name)
+  }
+  deinit { try? FileManager.default.removeItem(atPath: path) }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+@Suite struct CommandLineTests {
+  @Test func test_runHelp_isTheDocumentedText() throws {
+    let r = try runForage(["run", "--help"])
+    #expect(r.status == 0)
+    #expect(r.stdout == """
+      Usage: forage run [--config FILE] [--task ID | --source NAME ...] [--budget DURATION]
+                        [--store PATH] [--json]
+
+      Runs one launch now: fetches the sources within the budget, stores their
+      records, and prints a summary. A launch stopped by its budget saves its
+      place; the next run continues the same crawl.
+
+      Options:
+        --config FILE     The config file (default: forage.json).
+        --task ID         Run the sources of this task, with its budget.
+        --source NAME     Run this source (repeatable). Default: every source.
+        --budget DURATION Time allowed, e.g. 30s, 5m (default: the task's, else 5m).
+        --store PATH      SQLite file (default: the config's "store", else forage.sqlite
+                          beside the config).
+        --json            Print the summary as JSON.
+
+      Exit status: 0 success (also when stopped by the budget), 1 the job failed,
+      2 bad input.
+
+      """)
+  }
+
+  @Test func test_mainHelp_listsEveryCommand() throws {
+    let r = try runForage(["--help"])
+    #expect(r.status == 0)
+    for name in ["run", "export", "query", "demo"] {
+      #expect(r.stdout.contains("\n  \(name) "), "missing \(name)")
+    }
+  }
+
+  @Test func test_unknownCommandAndOption_exit2() throws {
+    let a = try runForage(["frobnicate"])
+    #expect(a.status == 2)
+    #expect(a.stderr.contains("unknown command \"frobnicate\""))
+    let b = try runForage(["run", "--bugdet", "3s"])
+    #expect(b.status == 2)
+    #expect(b.stderr.contains("unknown option --bugdet"))
+    let c = try runForage(["run", "--budget", "soon"])
+    #expect(c.status == 2)
+    #expect(c.stderr.contains("--budget expects a duration"))
+  }
+
+  @Test func test_invalidConfig_exit2_namesEveryProblem_writesNothing() throws {
+    let dir = TemporaryDirectory()
+    let config = try dir.write("forage.json", #"""
+      {"sources": [{"name": "a", "url": "https://example.com/", "extract": {"price": {"css": "div[", "tpye": "number"}}}]}
+      """#)
+    let r = try runForage(["run", "--config", config, "--store", dir.file("s.sqlite")])
+    #expect(r.status == 2)
+    #expect(r.stderr.contains("sources[0].extract.price.css: invalid CSS selector"))
+    #expect(r.stderr.contains(#"sources[0].extract.price.tpye: unknown key "tpye" (did you mean "type"?)"#))
+    #expect(!FileManager.default.fileExists(atPath: dir.file("s.sqlite")))
+  }
+
+  @Test func test_query_fileWithTextAttrCountJSON() throws {
+    let dir = TemporaryDirectory()
+    let page = try dir.write("p.html", "<ul><li><a href=/a>One</a><li><a href=/b>Two &amp; more</a></ul>")
+    #expect(try runForage(["query", page, "li a", "--count"]).stdout == "2\n")
+    #expect(try runForage(["query", page, "li a", "--text"]).stdout == "One\nTwo & more\n")
+    #expect(try runForage(["query", page, "a", "--attr", "href"]).stdout == "/a\n/b\n")
+    #expect(try runForage(["query", page, "li:first-child a"]).stdout == "<a href=\"/a\">One</a>\n")
+    let json = try runForage(["query", page, "a", "--text", "--json"])
+    #expect(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String] == ["One", "Two & more"])
+    let bad = try runForage(["query", page, "a[href"])
+    #expect(bad.status == 2)
+    #expect(bad.stderr.contains("character"))
+  }
+}

@@ -1,0 +1,168 @@
+import Testing
+@testable import Forage
+
+/// Parses config text, expecting failure, and returns the problems.
+func problems(_ json: String) -> [ConfigProblem] {
+  do {
+    _ = try ForageConfig.parse(Array(json.utf8), file: "test.json")
+    Issue.record("expected the config to be rejected")
+    return []
+  } catch {
+    return error.problems
+  }
+}
+
+@Suite struct ConfigTests {
+  static let valid = """
+    {
+      "userAgent": "ExampleBot/1.0 (+https://example.com/bot)",
+      "store": "forage.sqlite",
+      "fetch": {"concurrency": 16, "perHostConcurrency": 2, "perHostDelay": "500ms",
+                "timeout": "15s", "maxBodySize": "10MiB", "robotsTxt": true},
+      "tasks": [
+        {"id": "com.example.refresh", "kind": "appRefresh", "every": "15m", "budget": "30s",
+         "sources": ["prices"]},
+        {"id": "com.example.crawl", "kind": "processing", "every": "6h", "budget": "5m",
+         "requiresNetwork": true, "requiresExternalPower": false, "sources": ["catalog"]}
+      ],
+      "sources": [
+        {"name": "prices", "url": "https://example.com/item/1",
+         "extract": {"title": "h1", "price": {"css": ".price", "type": "number"}}, "critical": true},
+        {"name": "catalog", "url": "https://example.com/",
+         "crawl": {"follow": "a[href]", "sameHost": true, "maxDepth": 5, "maxPages": 50000},
+         "match": "div.product",
+         "extract": {"title": "h1.product-title", "price": "span.price",
+                     "sku": {"css": "div.product", "attr": "data-sku"}},
+         "fetch": {"robotsTxt": false, "perHostConcurrency": 16, "perHostDelay": "0s"}}
+      ]
+    }
+    """
+
+  @Test func test_parse_architectureExample() throws {
+    let c = try ForageConfig.parse(Array(ConfigTests.valid.utf8))
+    #expect(c.userAgent == "ExampleBot/1.0 (+https://example.com/bot)")
+    #expect(c.fetch.perHostDelay == .milliseconds(500))
+    #expect(c.fetch.maxBodySize == 10 * 1024 * 1024)
+    #expect(c.tasks.map(\.id) == ["com.example.refresh", "com.example.crawl"])
+    #expect(c.tasks[1].kind == .processing)
+    #expect(c.tasks[1].every == .seconds(6 * 3600))
+    #expect(c.tasks[0].budget == .seconds(30))
+    let prices = try #require(c.source(named: "prices"))
+    #expect(prices.critical)
+    #expect(prices.fields.map(\.name) == ["title", "price"])
+    #expect(prices.fields[1].rule.type == .number)
+    let catalog = try #require(c.source(named: "catalog"))
+    #expect(catalog.crawl?.maxPages == 50000)
+    #expect(catalog.fields.map(\.name) == ["title", "price", "sku"])
+    #expect(catalog.fields[2].rule.attr == "data-sku")
+    #expect(catalog.match == "div.product")
+  }
+
+  @Test func test_fetchOptions_sourceOverridesConfig() throws {
+    let c = try ForageConfig.parse(Array(ConfigTests.valid.utf8))
+    let o = c.fetchOptions(for: try #require(c.source(named: "catalog")))
+    #expect(o.robotsTxt == false)
+    #expect(o.perHostConcurrency == 16)
+    #expect(o.perHostDelay == .zero)
+    #expect(o.concurrency == 16)
+    #expect(o.userAgent == "ExampleBot/1.0 (+https://example.com/bot)")
+    let p = c.fetchOptions(for: try #require(c.source(named: "prices")))
+    #expect(p.robotsTxt == true)
+    #expect(p.perHostDelay == .milliseconds(500))
+  }
+
+  @Test func test_roundTrip_writtenConfigParsesToTheSameValue() throws {
+    let c = try ForageConfig.parse(Array(ConfigTests.valid.utf8))
+    let again = try ForageConfig.parse(Array(c.jsonText.utf8))
+    #expect(again == c)
+  }
+
+  @Test func test_badSelector_namesPathAndPosition() {
+    let p = problems(#"{"sources": [{"name": "a", "url": "https://x.org/"}, {"name": "b", "url": "https://x.org/"}, {"name": "c", "url": "https://x.org/", "extract": {"price": {"css": "div[data-x"}}}]}"#)
+    #expect(p.count == 1)
+    #expect(p.first?.path == "sources[2].extract.price.css")
+    #expect(p.first?.message.contains("character") == true)
+  }
+
+  @Test func test_unknownKey_suggestsClosest() {
+    let p = problems(#"{"sources": [{"name": "a", "url": "https://x.org/", "extarct": {}}]}"#)
+    #expect(p.map(\.description) == [#"sources[0].extarct: unknown key "extarct" (did you mean "extract"?)"#])
+  }
+
+  @Test func test_badDuration_namesPath() {
+    let p = problems(#"{"tasks": [{"id": "t", "every": "15 minutes", "sources": ["a"]}], "sources": [{"name": "a", "url": "https://x.org/"}]}"#)
+    #expect(p.map(\.path) == ["tasks[0].every"])
+    #expect(p.first?.message.contains("15m") == true)
+  }
+
+  @Test func test_everyProblemIsReported() {
+    let p = problems(#"{"fetch": {"timeout": "soon", "concurency": 3}, "sources": [{"url": "ftp://x.org/"}]}"#)
+    let paths = Set(p.map(\.path))
+    #expect(paths == ["fetch.timeout", "fetch.concurency", "sources[0].name", "sources[0].url"])
+    #expect(p.first { $0.path == "fetch.concurency" }?.message.contains("concurrency") == true)
+  }
+
+  @Test func test_taskNamingUnknownSource() {
+    let p = problems(#"{"tasks": [{"id": "t", "sources": ["prics"]}], "sources": [{"name": "prices", "url": "https://x.org/"}]}"#)
+    #expect(p.map(\.description) == [#"tasks[0].sources[0]: no source named "prics" (did you mean "prices"?)"#])
+  }
+
+  @Test func test_keyMustNameAField() {
+    let p = problems(#"{"sources": [{"name": "a", "url": "https://x.org/", "extract": {"sku": "b"}, "key": ["skus"]}]}"#)
+    #expect(p.map(\.path) == ["sources[0].key[0]"])
+  }
+
+  @Test func test_jsonSource_takesPointersNotSelectors() throws {
+    let ok = try ForageConfig.parse(Array(#"{"sources": [{"name": "api", "url": "https://x.org/a.json", "format": "json", "items": "/data/items", "extract": {"id": {"pointer": "/id", "type": "integer"}, "name": "/name"}}]}"#.utf8))
+    #expect(ok.sources[0].format == .json)
+    let p = problems(#"{"sources": [{"name": "api", "url": "https://x.org/a.json", "format": "json", "extract": {"id": "id", "x": {"css": "p"}}}]}"#)
+    #expect(Set(p.map(\.path)) == ["sources[0].extract.id", "sources[0].extract.x.css", "sources[0].extract.x.pointer"])
+  }
+
+  @Test func test_syntaxError_namesLineAndColumn() {
+    let p = problems("{\n  \"sources\": [,]\n}")
+    #expect(p.count == 1)
+    #expect(p.first?.message.contains("line 2, column 15") == true)
+  }
+
+  @Test func test_duplicateNames() {
+    let p = problems(#"{"sources": [{"name": "a", "url": "https://x.org/"}, {"name": "a", "url": "https://y.org/"}]}"#)
+    #expect(p.map(\.description) == [#"sources[1].name: duplicate source name "a""#])
+  }
+
+  @Test func test_missingFile_isAClearError() {
+    #expect(throws: ConfigError.self) { try ForageConfig.load(path: "/nonexistent/forage.json") }
+    do { _ = try ForageConfig.load(path: "/nonexistent/forage.json") } catch {
+      #expect(error.description.contains("/nonexistent/forage.json"))
+      #expect(error.description.contains("no such file"))
+    }
+  }
+}
+
+@Suite struct UnitsTests {
+  @Test func test_durations() {
+    #expect(Units.duration("500ms") == .milliseconds(500))
+    #expect(Units.duration("30s") == .seconds(30))
+    #expect(Units.duration("15m") == .seconds(900))
+    #expect(Units.duration("6h") == .seconds(21600))
+    #expect(Units.duration("1d") == .seconds(86400))
+    #expect(Units.duration("1.5s") == .milliseconds(1500))
+    #expect(Units.duration("15") == nil)
+    #expect(Units.duration("-3s") == nil)
+    #expect(Units.duration("s") == nil)
+  }
+
+  @Test func test_sizes() {
+    #expect(Units.size("512KiB") == 512 * 1024)
+    #expect(Units.size("10MiB") == 10 * 1024 * 1024)
+    #expect(Units.size("2GB") == 2_000_000_000)
+    #expect(Units.size("4096") == 4096)
+    #expect(Units.size("ten") == nil)
+  }
+
+  @Test func test_format_roundTrips() {
+    for text in ["500ms", "30s", "15m", "6h"] {
+      #expect(Units.format(Units.duration(text)!) == text)
+    }
+  }
+}

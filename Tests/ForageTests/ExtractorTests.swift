@@ -1,0 +1,105 @@
+import Testing
+import ForageHTML
+import ForageURL
+@testable import Forage
+
+func extract(_ html: String, _ source: Source, url: String = "https://shop.example/p/1?utm_source=x#top") throws -> Extraction {
+  let compiled = try CompiledSource(source, canonicalizer: .default)
+  let u = try #require(WebURL(url))
+  return Extractor.extractHTML(
+    Document.parse(html: html), url: u, canonical: compiled.canonicalizer.canonical(u), source: compiled, wantLinks: true)
+}
+
+@Suite struct ExtractorTests {
+  @Test func test_fields_textAttrTypesAndDefaults() throws {
+    let html = """
+      <div class=product data-sku="SKU-7"><h1> Oak  &amp; Iron
+      Lamp </h1><span class=price>€1.299,00</span><a href="../img/7.jpg" class=img>pic</a>
+      <ul><li class=tag>a<li class=tag>b</ul><time>2026-11-29</time><b class=stock>yes</b></div>
+      """
+    let source = Source(
+      name: "s", url: "https://shop.example/",
+      extract: [
+        "title": "h1", "price": .css(".price", as: .number), "sku": .css(".product", attr: "data-sku"),
+        "image": .css("a.img", attr: "href"), "tags": .css(".tag", all: true),
+        "date": .css("time", as: .date), "inStock": .css(".stock", as: .bool),
+        "missing": FieldRule(".nope", default: .string("n/a")), "absent": ".nope",
+        "skuNumber": FieldRule(".product", attr: "data-sku", type: .integer, regex: #"SKU-(\d+)"#),
+      ])
+    let e = try extract(html, source)
+    #expect(e.records.count == 1)
+    let f = try #require(e.records.first?.fields)
+    #expect(f["title"] == .string("Oak & Iron Lamp"))
+    #expect(f["price"] == .number(1299))
+    #expect(f["sku"] == .string("SKU-7"))
+    #expect(f["image"] == .string("https://shop.example/img/7.jpg"))
+    #expect(f["tags"] == .array([.string("a"), .string("b")]))
+    #expect(f["date"] == .string("2026-11-29"))
+    #expect(f["inStock"] == .bool(true))
+    #expect(f["missing"] == .string("n/a"))
+    #expect(f["absent"] == .null)
+    #expect(f["skuNumber"] == .number(7))
+    // Key defaults to the canonical URL: fragment and utm_ parameters dropped.
+    #expect(e.records.first?.key == "https://shop.example/p/1")
+  }
+
+  @Test func test_match_gatesRecords() throws {
+    let source = Source(name: "s", url: "https://shop.example/", extract: ["t": "h1"], match: "div.product")
+    #expect(try extract("<h1>Listing</h1>", source).records.isEmpty)
+    #expect(try extract("<div class=product><h1>Item</h1></div>", source).records.count == 1)
+  }
+
+  @Test func test_required_dropsTheRecord() throws {
+    let source = Source(name: "s", url: "https://shop.example/", extract: ["t": "h1", "p": .css(".price", required: true)])
+    let e = try extract("<h1>x</h1>", source)
+    #expect(e.records.isEmpty)
+    #expect(e.warnings.contains { $0.contains("required field \"p\"") })
+  }
+
+  @Test func test_items_oneRecordPerItem_fieldsScoped() throws {
+    let html = """
+      <ul><li class=row data-id=1><b>One</b> <i>1.5</i></li><li class=row data-id=2><b>Two</b></li></ul><b>outside</b>
+      """
+    let source = Source(
+      name: "s", url: "https://shop.example/",
+      extract: ["id": .css(".row", attr: "data-id"), "name": "b", "price": .css("i", as: .number)],
+      items: "li.row", key: ["id"])
+    let e = try extract(html, source)
+    #expect(e.records.map(\.key) == ["1", "2"])
+    #expect(e.records[0].fields["name"] == .string("One"))
+    #expect(e.records[0].fields["price"] == .number(1.5))
+    #expect(e.records[1].fields["name"] == .string("Two"))
+    #expect(e.records[1].fields["price"] == .null)
+  }
+
+  @Test func test_links_resolvedAgainstBaseHref_withoutFragments() throws {
+    let html = """
+      <head><base href="https://cdn.example/dir/"></head>
+      <a href="a.html#x">a</a><a href="a.html">dup</a><a href="/b">b</a><a href="mailto:x@y">m</a>
+      <a href=" https://other.example/c ">c</a><a>no href</a>
+      """
+    let source = Source(name: "s", url: "https://shop.example/", crawl: CrawlScope())
+    let e = try extract(html, source)
+    #expect(e.links.map(\.href) == ["https://cdn.example/dir/a.html", "https://cdn.example/b", "https://other.example/c"])
+  }
+
+  @Test func test_scope_sameHostDepthIncludeExclude() throws {
+    let source = Source(
+      name: "s", url: "https://shop.example/",
+      crawl: CrawlScope(sameHost: true, allowedDomains: ["partner.example"], include: [], exclude: ["/private/"], maxDepth: 2))
+    let c = try CompiledSource(source, canonicalizer: .default)
+    func ok(_ s: String, _ depth: Int = 1) -> Bool { PageContext.inScope(WebURL(s)!, source: c, depth: depth) }
+    #expect(ok("https://shop.example/a"))
+    #expect(!ok("https://other.example/a"))
+    #expect(ok("https://partner.example/a"))
+    #expect(ok("https://www.partner.example/a"))
+    #expect(!ok("https://shop.example/private/x"))
+    #expect(!ok("https://shop.example/a", 3))
+    #expect(!ok("ftp://shop.example/a"))
+  }
+
+  @Test func test_invalidSelectorInCode_isAConfigError() {
+    let source = Source(name: "s", url: "https://shop.example/", extract: ["t": "h1["])
+    #expect(throws: ConfigError.self) { try CompiledSource(source, canonicalizer: .default) }
+  }
+}

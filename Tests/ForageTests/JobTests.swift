@@ -1,0 +1,205 @@
+import Foundation
+import Synchronization
+import Testing
+import ForageHTTP
+import ForageStore
+import ForageTestSupport
+@testable import Forage
+
+/// A config crawling the demo shop at `base`, one record per product.
+func shopConfig(_ base: String, maxPages: Int = 100_000, revisitAfter: Duration = .zero, concurrency: Int = 8) -> ForageConfig {
+  var fetch = FetchOptions()
+  fetch.perHostDelay = .zero
+  fetch.perHostConcurrency = concurrency
+  fetch.concurrency = concurrency
+  fetch.timeout = .seconds(10)
+  return ForageConfig(
+    userAgent: "ForageTests/1.0", fetch: fetch,
+    sources: [
+      Source(
+        name: "catalog", url: base + "/",
+        extract: [
+          "title": "h1.product-title",
+          "price": .css("span.price", as: .number),
+          "sku": .css("div.product", attr: "data-sku", required: true),
+        ],
+        match: "div.product", key: ["sku"],
+        crawl: CrawlScope(maxDepth: 6, maxPages: maxPages, revisitAfter: revisitAfter))
+    ])
+}
+
+@Suite(.serialized) struct JobTests {
+  @Test func test_crawl_demoShop_extractsEveryProduct() async throws {
+    let site = DemoSite(products: 45)
+    let server = try TestServer(site: site)
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    let job = Job(config: shopConfig(server.baseURL), store: store, transport: CurlTransport())
+    let summary = try await job.run(budget: .seconds(60))
+
+    #expect(!summary.stoppedByBudget)
+    #expect(summary.completedSources == ["catalog"])
+    #expect(summary.recordsNew == 45)
+    let records = try await allRecords(store)
+    #expect(records.count == 45)
+    for n in 1...45 {
+      let expected = site.expectedProduct(n)
+      let r = try #require(records.first { $0.key == expected.sku })
+      let fields = try JSONValue.parse(r.fieldsJSON)
+      #expect(fields["title"] == .string(expected.title))
+      #expect(fields["price"] == ValueConversion.convert(expected.price, to: .number))
+      #expect(r.url == server.url(site.productPath(n)))
+    }
+    // robots.txt disallows /private/: never requested.
+    #expect(server.requestCount(path: "/private/staff") == 0)
+    // Every product page fetched exactly once (duplicates with fragments and
+    // utm_ parameters were deduplicated).
+    for n in 1...45 { #expect(server.requestCount(path: site.productPath(n)) == 1) }
+  }
+
+  @Test func test_budget_stopsAndTheNextLaunchContinues() async throws {
+    let site = DemoSite(products: 60)
+    let server = try TestServer(site: site)
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    let config = shopConfig(server.baseURL, concurrency: 2)
+    var launches = 0
+    var stoppedOnce = false
+    var budget: Duration = .milliseconds(700)
+    while launches < 60 {
+      launches += 1
+      let summary = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: budget)
+      if summary.stoppedByBudget { stoppedOnce = true } else { break }
+      budget = .milliseconds(900)
+    }
+    #expect(stoppedOnce, "the first launch should not have finished the crawl within 700ms")
+    let records = try await allRecords(store)
+    #expect(Set(records.map(\.key)) == Set((1...60).map { "SKU-\($0)" }))
+    // Nothing committed is fetched again within the crawl: each product once.
+    for n in 1...60 { #expect(server.requestCount(path: site.productPath(n)) == 1) }
+  }
+
+  @Test func test_secondCrawl_revisitsAndFindsRecordsUnchanged() async throws {
+    let site = DemoSite(products: 25)
+    let server = try TestServer(site: site)
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    let config = shopConfig(server.baseURL)
+    let first = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(60))
+    #expect(first.recordsNew == 25)
+    let second = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(60))
+    #expect(second.completedSources == ["catalog"])
+    #expect(second.recordsNew == 0)
+    #expect(second.recordsChanged == 0)
+    #expect(second.recordsUnchanged == 25)
+    #expect(try await allRecords(store).count == 25)
+  }
+
+  @Test func test_revisitAfter_skipsFreshPagesButFollowsTheirLinks() async throws {
+    let site = DemoSite(products: 25)
+    let server = try TestServer(site: site)
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    let config = shopConfig(server.baseURL, revisitAfter: .seconds(3600))
+    _ = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(60))
+    server.clearRequests()
+    let second = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(60))
+    #expect(second.completedSources == ["catalog"])
+    #expect(second.pagesFetched == 0)
+    #expect(second.pagesFresh > 25)
+    // Only robots.txt (cached per job) and pages that failed last time are asked for.
+    let pages = server.requests.map(\.path).filter { $0.hasPrefix("/product/") || $0.hasPrefix("/category/") || $0 == "/" }
+    #expect(pages.filter { path in (1...25).contains { site.productPath($0) == path } || !path.hasPrefix("/product/") }.isEmpty)
+  }
+
+  @Test func test_changedPage_isAChangedRecord() async throws {
+    let price = Mutex(10)
+    let server = try TestServer(routes: [
+      "/item": Route { _ in
+        .html("<div class=product data-sku=A><h1>Lamp</h1><span class=price>$\(price.withLock { $0 })</span></div>")
+      }
+    ])
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    var fetch = FetchOptions()
+    fetch.robotsTxt = false
+    let config = ForageConfig(fetch: fetch, sources: [
+      Source(name: "item", url: server.url("/item"), extract: ["name": "h1", "price": .css(".price", as: .number)])
+    ])
+    let a = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    #expect(a.recordsNew == 1)
+    let b = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    #expect(b.recordsUnchanged == 1)
+    price.withLock { $0 = 12 }
+    let c = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    #expect(c.recordsChanged == 1)
+    let changes = try await store.changes(source: "item", afterID: 0, limit: 10)
+    #expect(changes.count == 2)
+    #expect(changes.last?.beforeJSON == #"{"name":"Lamp","price":10}"#)
+    #expect(changes.last?.afterJSON == #"{"name":"Lamp","price":12}"#)
+    // A non-crawl source is fetched on every launch.
+    #expect(server.requestCount(path: "/item") == 3)
+  }
+
+  @Test func test_jsonSource_itemsAndPointers() async throws {
+    let server = try TestServer(routes: [
+      "/api": Route { _ in
+        .json(#"{"data": {"items": [{"id": 1, "name": "a", "tags": ["x", "y"]}, {"id": 2, "name": "b", "price": "3.50"}]}}"#)
+      }
+    ])
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    var fetch = FetchOptions()
+    fetch.robotsTxt = false
+    let config = ForageConfig(fetch: fetch, sources: [
+      Source(
+        name: "api", url: server.url("/api"), format: .json,
+        extract: [
+          "id": .pointer("/id", as: .integer), "name": "/name",
+          "price": .pointer("/price", as: .number), "tags": FieldRule("/tags", all: true),
+        ],
+        items: "/data/items", key: ["id"])
+    ])
+    let s = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    #expect(s.recordsNew == 2)
+    let records = try await allRecords(store)
+    #expect(records.map(\.key) == ["1", "2"])
+    #expect(records[0].fieldsJSON == #"{"id":1,"name":"a","price":null,"tags":["x","y"]}"#)
+    #expect(records[1].fieldsJSON == #"{"id":2,"name":"b","price":3.5,"tags":null}"#)
+  }
+
+  @Test func test_failingPages_areCountedNotThrown() async throws {
+    let server = try TestServer(routes: [
+      "/ok": Route { _ in .html("<h1>fine</h1>") },
+    ])
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    var fetch = FetchOptions()
+    fetch.robotsTxt = false
+    fetch.retries = 0
+    let config = ForageConfig(fetch: fetch, sources: [
+      Source(name: "s", urls: [server.url("/ok"), server.url("/missing")], extract: ["h": "h1"])
+    ])
+    let s = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    #expect(s.pagesFetched == 1)
+    #expect(s.pagesFailed == 1)
+    #expect(s.recordsNew == 1)
+    #expect(s.warnings.contains { $0.contains("/missing") && $0.contains("404") })
+  }
+
+  @Test func test_unknownSourceName_isAConfigError() async throws {
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    let config = ForageConfig(sources: [Source(name: "prices", url: "http://127.0.0.1:9/")])
+    await #expect(throws: ConfigError.self) {
+      _ = try await Job(config: config, store: store, transport: CurlTransport()).run(sources: ["price"], budget: .seconds(1))
+    }
+  }
+}
