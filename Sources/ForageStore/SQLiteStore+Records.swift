@@ -232,6 +232,18 @@ extension SQLiteStore {
     }
   }
 
+  /// The stored pages among `fingerprints`, keyed by fingerprint (one actor
+  /// call for a whole claimed batch).
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func pages(fingerprints: [UInt64]) async throws -> [UInt64: PageRecord] {
+    var found: [UInt64: PageRecord] = [:]
+    for f in fingerprints where found[f] == nil {
+      if let page = try await page(fingerprint: f) { found[f] = page }
+    }
+    return found
+  }
+
   /// Up to `limit` records with an id above `afterID`, in insertion order,
   /// of `source` or of every source when nil. Page with the last id seen.
   ///

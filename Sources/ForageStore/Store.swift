@@ -47,6 +47,10 @@ public protocol Store: AnyObject, Sendable {
   /// The last stored fetch of a page, by the fingerprint of its canonical URL.
   func page(fingerprint: UInt64) async throws -> PageRecord?
 
+  /// The stored pages among `fingerprints`, keyed by fingerprint; absent
+  /// ones are left out.
+  func pages(fingerprints: [UInt64]) async throws -> [UInt64: PageRecord]
+
   /// Records in insertion order after `afterID`, optionally of one source.
   func records(source: String?, afterID: Int64, limit: Int) async throws -> [StoredRecord]
 

@@ -7,9 +7,12 @@ import ForageTestSupport
 @testable import Forage
 
 /// A config crawling the demo shop at `base`, one record per product.
-func shopConfig(_ base: String, maxPages: Int = 100_000, revisitAfter: Duration = .zero, concurrency: Int = 8) -> ForageConfig {
+func shopConfig(
+  _ base: String, maxPages: Int = 100_000, revisitAfter: Duration = .zero, concurrency: Int = 8,
+  delay: Duration = .zero
+) -> ForageConfig {
   var fetch = FetchOptions()
-  fetch.perHostDelay = .zero
+  fetch.perHostDelay = delay
   fetch.perHostConcurrency = concurrency
   fetch.concurrency = concurrency
   fetch.timeout = .seconds(10)
@@ -64,17 +67,18 @@ func shopConfig(_ base: String, maxPages: Int = 100_000, revisitAfter: Duration 
     defer { server.stop() }
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    let config = shopConfig(server.baseURL, concurrency: 2)
+    // One request every 20ms: about 1.6s for the whole shop, several launches.
+    let config = shopConfig(server.baseURL, concurrency: 2, delay: .milliseconds(20))
     var launches = 0
     var stoppedOnce = false
-    var budget: Duration = .milliseconds(700)
+    var budget: Duration = .milliseconds(900)
     while launches < 60 {
       launches += 1
       let summary = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: budget)
       if summary.stoppedByBudget { stoppedOnce = true } else { break }
       budget = .milliseconds(900)
     }
-    #expect(stoppedOnce, "the first launch should not have finished the crawl within 700ms")
+    #expect(stoppedOnce, "the first launch should not have finished the crawl within 900ms")
     let records = try await allRecords(store)
     #expect(Set(records.map(\.key)) == Set((1...60).map { "SKU-\($0)" }))
     // Nothing committed is fetched again within the crawl: each product once.

@@ -20,6 +20,9 @@ struct Extraction: Sendable {
 /// Extracts records and links from fetched pages, as a source's rules say.
 enum Extractor {
   /// Attributes whose values are URLs: extracted values are made absolute.
+  // A literal known to be valid: compiled once.
+  static let baseSelector = try! Selector("base[href]")
+
   static let urlAttributes: Set<String> = ["href", "src", "action", "poster", "data-src", "srcset"]
 
   // MARK: HTML
@@ -99,8 +102,7 @@ enum Extractor {
   ///
   /// - SeeAlso: <https://html.spec.whatwg.org/#document-base-url>
   static func baseURL(of document: Document, pageURL: WebURL) -> WebURL {
-    guard let baseSelector = try? Selector("base[href]"),
-          let base = document.selectFirst(baseSelector), let href = base.attr("href"),
+    guard let base = document.selectFirst(baseSelector), let href = base.attr("href"),
           let resolved = pageURL.resolving(href.trimmingWhitespace()) else { return pageURL }
     return resolved
   }

@@ -128,74 +128,104 @@ public final class Job: Sendable {
     let stopAt = deadline - Defaults.stopMargin
     let hardStop = deadline + Defaults.grace
     let lease = Date().addingTimeInterval((deadline - clock.now).seconds + Defaults.grace.seconds + 60)
-    let context = PageContext(
-      source: source, settings: settings, store: store, fetcher: fetcher, run: run, deadline: deadline)
+    let context = PageContext(source: source, settings: settings, fetcher: fetcher, run: run, deadline: deadline)
+
+    /// What the loop waits for: a processed page, a finished commit or
+    /// claim, or the end of the grace period.
+    enum Event: Sendable {
+      case page(ProcessedPage)
+      case committed(CommitResult, [ProcessedPage])
+      case claimed([FrontierItem], [UInt64: PageRecord], generation: Int)
+      case graceOver
+    }
 
     var stopping = false
-    try await withThrowingTaskGroup(of: ProcessedPage?.self) { group in
+    let store = self.store
+    let owner = self.owner
+    try await withThrowingTaskGroup(of: Event.self) { group in
       group.addTask {
         try? await Task.sleep(until: hardStop, clock: .continuous)
-        return nil
+        return .graceOver
       }
-      var queue: [FrontierItem] = []
+      var queue: [(FrontierItem, PageRecord?)] = []
       var next = 0
-      var inflight = 0
+      var fetching = 0
       var pending: [ProcessedPage] = []
+      var committing = false
+      var claiming = false
       var frontierMayHaveMore = true
-
-      func commitPending() async throws {
-        guard !pending.isEmpty else { return }
-        let result = try await store.commit(pending.map(\.commit))
-        for p in pending { p.count(into: &summary) }
-        summary.recordsNew += result.newRecords
-        summary.recordsChanged += result.changedRecords
-        summary.recordsUnchanged += result.unchangedRecords
-        if result.linksAdded > 0 { frontierMayHaveMore = true }
-        pending.removeAll(keepingCapacity: true)
-        progress?(summary)
-      }
+      // Counts finished commits, so that an empty claim that raced with a
+      // commit adding links is not taken for an exhausted frontier.
+      var commits = 0
+      var attempted = Set<Int64>()
+      let claimSize = max(concurrency * 4, 32)
 
       while true {
         if !stopping && clock.now >= stopAt { stopping = true }
-        // Start work up to the concurrency limit.
-        while !stopping && inflight < concurrency {
-          if next == queue.count {
-            guard frontierMayHaveMore else { break }
-            // Links found by finished pages become claimable once committed.
-            try await commitPending()
-            queue = try await store.claim(
-              crawl: crawl.id, limit: max(concurrency * 4, 32), owner: owner, leaseUntil: lease, now: Date())
-            next = 0
-            if queue.isEmpty {
-              frontierMayHaveMore = false
-              break
-            }
-          }
-          let item = queue[next]
+        // Start fetches up to the concurrency limit.
+        while !stopping && fetching < concurrency && next < queue.count {
+          let (item, previous) = queue[next]
           next += 1
-          inflight += 1
-          group.addTask { await context.process(item) }
+          fetching += 1
+          group.addTask { .page(await context.process(item, previous: previous)) }
         }
-        if inflight == 0 {
-          try await commitPending()
-          if stopping || !frontierMayHaveMore { break }
-          continue
+        if next == queue.count && next > 0 {
+          queue.removeAll(keepingCapacity: true)
+          next = 0
         }
-        guard let finished = try await group.next() else { break }
-        guard let page = finished else {
+        // Claim ahead, before the queue runs dry.
+        if !stopping && !claiming && frontierMayHaveMore && queue.count - next < concurrency {
+          claiming = true
+          let generation = commits
+          group.addTask {
+            let items = try await store.claim(
+              crawl: crawl.id, limit: claimSize, owner: owner, leaseUntil: lease, now: Date())
+            let pages = items.isEmpty ? [:] : try await store.pages(fingerprints: items.map(\.fingerprint))
+            return .claimed(items, pages, generation: generation)
+          }
+        }
+        // Commit in batches; at once when nothing else would make progress.
+        let starved = fetching == 0 || (!claiming && next == queue.count)
+        if !committing && !pending.isEmpty && (pending.count >= min(Defaults.commitBatch, concurrency) || starved) {
+          committing = true
+          let batch = pending
+          pending.removeAll(keepingCapacity: true)
+          group.addTask { .committed(try await store.commit(batch.map(\.commit)), batch) }
+        }
+        if fetching == 0 && !committing && !claiming && pending.isEmpty
+          && (stopping || (!frontierMayHaveMore && next == queue.count)) {
+          break
+        }
+        guard let event = try await group.next() else { break }
+        switch event {
+        case .page(let page):
+          fetching -= 1
+          pending.append(page)
+        case .committed(let result, let batch):
+          committing = false
+          commits += 1
+          for p in batch { p.count(into: &summary) }
+          summary.recordsNew += result.newRecords
+          summary.recordsChanged += result.changedRecords
+          summary.recordsUnchanged += result.unchangedRecords
+          if result.linksAdded > 0 { frontierMayHaveMore = true }
+          progress?(summary)
+        case .claimed(let items, let pages, let generation):
+          claiming = false
+          // An empty claim that no commit raced with means the frontier is
+          // exhausted, until a commit adds links again.
+          if items.isEmpty && generation == commits { frontierMayHaveMore = false }
+          // A URL that failed earlier in this launch went back to the queue
+          // for a later launch: it stays claimed (and is released at the end)
+          // rather than being fetched again now.
+          queue += items.filter { attempted.insert($0.id).inserted }.map { ($0, pages[$0.fingerprint]) }
+        case .graceOver:
           // The grace after the deadline is over: cancel what is still in flight.
           stopping = true
           group.cancelAll()
-          continue
-        }
-        inflight -= 1
-        pending.append(page)
-        if pending.count >= min(Defaults.commitBatch, concurrency) || inflight == 0 {
-          try await commitPending()
         }
       }
       group.cancelAll()
-      try await commitPending()
     }
 
     if stopping {

@@ -29,7 +29,6 @@ struct ProcessedPage: Sendable {
 struct PageContext: Sendable {
   let source: CompiledSource
   let settings: FetchSettings
-  let store: any Store
   let fetcher: Fetcher
   let run: Int64
   let deadline: ContinuousClock.Instant
@@ -37,17 +36,15 @@ struct PageContext: Sendable {
   var crawlScope: CrawlScope? { source.source.crawl }
 
   /// Fetches and processes one frontier entry. Never throws: every outcome
-  /// is a commit (a failed store read defers the entry).
-  func process(_ item: FrontierItem) async -> ProcessedPage {
+  /// is a commit.
+  ///
+  /// - Parameter previous: the page as stored by an earlier fetch, if any.
+  func process(_ item: FrontierItem, previous: PageRecord?) async -> ProcessedPage {
     let now = Date()
     guard let url = WebURL(item.url) else {
       return ProcessedPage(
         commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts)), kind: .failed,
         warnings: ["\(item.url): not a valid URL"])
-    }
-    let previous: PageRecord?
-    do { previous = try await store.page(fingerprint: item.fingerprint) } catch {
-      return ProcessedPage(commit: commit(item, .deferred), kind: .deferred)
     }
     // A page younger than revisitAfter is not fetched again: its stored
     // links still expand this crawl.

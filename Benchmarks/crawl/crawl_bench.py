@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Crawl benchmark: Forage and Scrapy crawl the same generated shop from nginx.
+
+Run by run-crawl-bench.sh, which builds Forage in release mode and makes the
+virtual environment. Prints pages/s, CPU seconds per page and peak memory of
+each crawler, the ratios, and whether both produced the same records.
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def measure(cmd, **kw):
+    """Runs cmd to completion; returns (exit code, wall seconds, stdout, stderr)."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+    out, err = proc.communicate()
+    wall = time.monotonic() - start
+    return proc.returncode, wall, out.decode(), err.decode()
+
+
+def run_measured(cmd, **kw):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    code, wall, out, err = measure(cmd, **kw)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if code != 0:
+        sys.exit(f"command failed ({code}): {' '.join(cmd)}\n{out[-3000:]}\n{err[-3000:]}")
+    return wall, cpu, out, err
+
+
+def peak_rss_mib(cmd, **kw):
+    """Runs cmd under GNU time to read its own peak RSS (RUSAGE_CHILDREN's is a max over all children)."""
+    timed = ["/usr/bin/time", "-f", "MAXRSS %M"] + cmd
+    wall, cpu, out, err = run_measured(timed, **kw)
+    rss = 0
+    for line in err.splitlines():
+        if line.startswith("MAXRSS "):
+            rss = int(line.split()[1]) / 1024
+    return wall, cpu, rss, out, err
+
+
+def start_nginx(root, port, workdir):
+    conf = os.path.join(workdir, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(f"""
+worker_processes 1;
+daemon off;
+pid {workdir}/nginx.pid;
+error_log {workdir}/nginx-error.log;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  default_type text/html;
+  types {{ text/html html; text/plain txt; }}
+  sendfile on;
+  keepalive_requests 100000;
+  client_body_temp_path {workdir}/tmp; proxy_temp_path {workdir}/tmp; fastcgi_temp_path {workdir}/tmp;
+  uwsgi_temp_path {workdir}/tmp; scgi_temp_path {workdir}/tmp;
+  server {{ listen 127.0.0.1:{port}; root {root}; index index.html; }}
+}}
+""")
+    os.makedirs(os.path.join(workdir, "tmp"), exist_ok=True)
+    proc = subprocess.Popen(["nginx", "-c", conf, "-p", workdir])
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            return proc
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    sys.exit("nginx did not start; see " + os.path.join(workdir, "nginx-error.log"))
+
+
+def norm_forage(path):
+    rows = {}
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            fields = r["fields"]
+            rows[fields["sku"]] = (" ".join((fields.get("title") or "").split()), round(fields["price"], 2) if fields.get("price") is not None else None)
+    return rows
+
+
+def norm_scrapy(path):
+    rows = {}
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            rows[r["sku"]] = (r["title"], round(r["price"], 2) if r["price"] is not None else None)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--products", type=int, default=10000)
+    ap.add_argument("--forage", default=os.path.join(ROOT, ".build/release/forage"))
+    ap.add_argument("--bench", default=os.path.join(ROOT, ".build/release/forage-bench"))
+    ap.add_argument("--scrapy", default=os.path.join(HERE, "..", ".venv/bin/scrapy"))
+    ap.add_argument("--skip-scrapy", action="store_true")
+    args = ap.parse_args()
+
+    work = tempfile.mkdtemp(prefix="forage-crawl-bench-")
+    os.chmod(work, 0o755)  # nginx's workers (www-data when started as root) read the site
+    site = os.path.join(work, "site")
+    subprocess.run([args.bench, "site", site, "--products", str(args.products)], check=True, stdout=subprocess.DEVNULL)
+    pages_on_site = sum(len(files) for _, _, files in os.walk(site))
+    port = free_port()
+    nginx = start_nginx(site, port, work)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        config = {
+            "userAgent": "ForageBench/1.0",
+            "fetch": {"concurrency": 16, "perHostConcurrency": 16, "perHostDelay": "0s",
+                      "robotsTxt": False, "timeout": "30s"},
+            "sources": [{
+                "name": "shop", "url": base + "/",
+                "crawl": {"follow": "a[href]", "sameHost": True, "maxDepth": 1000,
+                          "maxPages": 10000000, "revisitAfter": "0s"},
+                "match": "div.product", "key": ["sku"],
+                "extract": {"title": "h1.product-title",
+                            "price": {"css": "span.price", "type": "number"},
+                            "sku": {"css": "div.product", "attr": "data-sku", "required": True}},
+            }],
+        }
+        cfg = os.path.join(work, "forage.json")
+        with open(cfg, "w") as f:
+            json.dump(config, f)
+        store = os.path.join(work, "forage.sqlite")
+        wall, cpu, rss, out, err = peak_rss_mib(
+            [args.forage, "run", "--config", cfg, "--store", store, "--budget", "1h", "--json"])
+        summary = json.loads(out)
+        forage_pages = summary["pagesFetched"] + summary["pagesFailed"]
+        export = os.path.join(work, "forage.jsonl")
+        subprocess.run([args.forage, "export", "--store", store, "--out", export], check=True,
+                       stderr=subprocess.DEVNULL)
+        forage_rows = norm_forage(export)
+        results = [("forage", forage_pages, wall, cpu, rss, len(forage_rows))]
+
+        same = None
+        if not args.skip_scrapy:
+            items = os.path.join(work, "scrapy.jsonl")
+            swall, scpu, srss, sout, serr = peak_rss_mib([
+                args.scrapy, "runspider", os.path.join(HERE, "shop_spider.py"), "-a", f"start={base}/",
+                "-O", items + ":jsonlines",
+                "-s", "CONCURRENT_REQUESTS=16", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=16",
+                "-s", "DOWNLOAD_DELAY=0", "-s", "ROBOTSTXT_OBEY=False", "-s", "LOG_LEVEL=INFO",
+                "-s", "TELNETCONSOLE_ENABLED=False", "-s", "DEPTH_LIMIT=0",
+            ])
+            scrapy_pages = 0
+            for line in serr.splitlines():
+                if "'downloader/response_count':" in line:
+                    scrapy_pages = int(line.split(":")[-1].strip().rstrip(",}"))
+            scrapy_rows = norm_scrapy(items)
+            results.append(("scrapy", scrapy_pages, swall, scpu, srss, len(scrapy_rows)))
+            same = forage_rows == scrapy_rows
+    finally:
+        nginx.terminate()
+        nginx.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+    print(f"site: {args.products} products, {pages_on_site} files, served by nginx on loopback")
+    print(f"{'crawler':<8} {'pages':>7} {'seconds':>8} {'pages/s':>9} {'CPU ms/page':>12} {'peak MiB':>9} {'records':>8}")
+    for name, pages, wall, cpu, rss, recs in results:
+        print(f"{name:<8} {pages:>7} {wall:>8.2f} {pages / wall:>9.0f} {1000 * cpu / max(pages, 1):>12.3f} {rss:>9.1f} {recs:>8}")
+    if len(results) == 2:
+        f, s = results
+        print(f"ratio forage/scrapy: pages/s x{(f[1] / f[2]) / (s[1] / s[2]):.1f}, "
+              f"CPU per page x{(s[3] / max(s[1], 1)) / (f[3] / max(f[1], 1)):.1f} less, "
+              f"peak memory x{s[4] / f[4]:.1f} less")
+        print("records identical: " + ("yes" if same else "NO"))
+        if not same:
+            sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
