@@ -59,23 +59,27 @@ enum ValueConversion {
   /// appear, the last one; a lone comma followed by one or two digits; a lone
   /// dot. The other is a thousands separator and is removed.
   static func normalizeSeparators(_ token: String) -> String {
-    let lastComma = token.lastIndex(of: ",")
-    let lastDot = token.lastIndex(of: ".")
-    let dots = token.filter { $0 == "." }.count
+    let bytes = Array(token.utf8)
+    let comma = UInt8(ascii: ","), dot = UInt8(ascii: ".")
+    let lastComma = bytes.lastIndex(of: comma)
+    let lastDot = bytes.lastIndex(of: dot)
+    var decimal: UInt8?   // the byte that separates decimals, if any
     switch (lastComma, lastDot) {
-    case (let c?, let d?):
-      return c > d
-        ? token.replacingOccurrences(".", with: "").replacingOccurrences(",", with: ".")
-        : token.replacingOccurrences(",", with: "")
+    case (let c?, let d?): decimal = c > d ? comma : dot
     case (let c?, nil):
-      let decimals = token.distance(from: c, to: token.endIndex) - 1
-      let commas = token.filter { $0 == "," }.count
-      return commas == 1 && decimals <= 2 ? token.replacingOccurrences(",", with: ".") : token.replacingOccurrences(",", with: "")
+      let commas = bytes.reduce(0) { $0 + ($1 == comma ? 1 : 0) }
+      decimal = commas == 1 && bytes.count - c - 1 <= 2 ? comma : nil
     case (nil, _?):
-      return dots > 1 ? token.replacingOccurrences(".", with: "") : token
-    case (nil, nil):
-      return token
+      let dots = bytes.reduce(0) { $0 + ($1 == dot ? 1 : 0) }
+      decimal = dots == 1 ? dot : nil
+    case (nil, nil): return token
     }
+    var out: [UInt8] = []
+    out.reserveCapacity(bytes.count)
+    for b in bytes {
+      if b == decimal { out.append(dot) } else if b != comma && b != dot { out.append(b) }
+    }
+    return String(decoding: out, as: UTF8.self)
   }
 
   static func bool(_ text: String) -> Bool? {

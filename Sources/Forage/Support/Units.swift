@@ -47,11 +47,17 @@ extension String {
     self = r == r.rounded() ? String(Int(r)) : String(r)
   }
 
+  /// The string without leading and trailing white space (Unicode's
+  /// White_Space property). Returns `self` unchanged, without copying, when
+  /// there is nothing to trim.
   func trimmingWhitespace() -> String {
-    var s = Substring(self)
-    while let f = s.first, f.isWhitespace { s = s.dropFirst() }
-    while let l = s.last, l.isWhitespace { s = s.dropLast() }
-    return String(s)
+    let scalars = unicodeScalars
+    var start = scalars.startIndex
+    var end = scalars.endIndex
+    while start < end, scalars[start].properties.isWhitespace { start = scalars.index(after: start) }
+    while end > start, scalars[scalars.index(before: end)].properties.isWhitespace { end = scalars.index(before: end) }
+    if start == scalars.startIndex && end == scalars.endIndex { return self }
+    return String(scalars[start..<end])
   }
 }
 
