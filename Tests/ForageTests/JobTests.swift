@@ -207,3 +207,24 @@ func shopConfig(
     }
   }
 }
+
+@Suite struct ConditionalRequestTests {
+  @Test(arguments: ["/fault/etag", "/fault/last-modified"])
+  func test_unchangedPage_isNotModified_withoutBody(_ path: String) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    var fetch = FetchOptions()
+    fetch.robotsTxt = false
+    let config = ForageConfig(fetch: fetch, sources: [Source(name: "c", url: server.url(path), extract: ["t": "title"])])
+    let first = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    #expect(first.pagesFetched == 1)
+    let second = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    #expect(second.pagesNotModified == 1)
+    #expect(second.pagesFetched == 0)
+    #expect(second.bytes == 0)
+    let last = try #require(server.requests.last)
+    #expect(last.header("If-None-Match") != nil || last.header("If-Modified-Since") != nil)
+  }
+}
