@@ -1,0 +1,271 @@
+import Foundation
+
+/// How a launch ended.
+public enum TaskOutcome: Sendable, Hashable, Codable {
+  /// The handler called `setTaskCompleted(success:)` (or the async handler returned or threw).
+  case completed(success: Bool)
+  /// The handler did not complete within the grace after expiration and was killed.
+  case killed
+}
+
+/// Progress of a continued-processing task, shown to the user by the system.
+public struct TaskProgress: Sendable, Hashable, Codable {
+  /// Units of work done.
+  public var completedUnitCount: Int64
+  /// Units of work in all (0 when unknown).
+  public var totalUnitCount: Int64
+  /// Progress of `completedUnitCount` out of `totalUnitCount`.
+  public init(completedUnitCount: Int64 = 0, totalUnitCount: Int64 = 0) {
+    self.completedUnitCount = completedUnitCount
+    self.totalUnitCount = totalUnitCount
+  }
+  /// Completed share from 0 to 1; 0 when the total is unknown.
+  public var fractionCompleted: Double {
+    totalUnitCount > 0 ? Double(completedUnitCount) / Double(totalUnitCount) : 0
+  }
+}
+
+/// One launch of a background task, handed to its launch handler.
+///
+///     scheduler.register("com.example.refresh") { task in
+///       try scheduler.submit(AppRefreshTaskRequest(identifier: task.identifier))  // next one first
+///       while !task.isCancelled, let url = frontier.next() {
+///         try await fetch(url)           // cancelled at expiration
+///       }
+///     }
+///
+/// With the callback form, set ``expirationHandler`` and call
+/// ``setTaskCompleted(success:)`` exactly once. With the async form, returning
+/// completes the task (successfully unless it was cancelled) and throwing fails it.
+///
+/// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtask>
+public final class BackgroundTask: @unchecked Sendable {
+  // @unchecked Sendable: every mutable field is guarded by `lock`; callbacks
+  // (expiration handler, continuations) are invoked after unlocking.
+  private let lock = NSLock()
+  private var _expirationHandler: (@Sendable () -> Void)?
+  private var _isCancelled = false
+  private var _expirationReason: String?
+  private var _outcome: TaskOutcome?
+  private var waiters: [CheckedContinuation<TaskOutcome, Never>] = []
+  private var _refreshedSources: [String]?
+  private var _progress = TaskProgress()
+  private var _lastProgressAt = ContinuousClock.now
+  private var swiftTask: Task<Void, Never>?
+  private let remaining: @Sendable () -> Duration
+  private let progressObserver: (@Sendable (TaskProgress) -> Void)?
+
+  /// The identifier of the task, as registered.
+  public let identifier: String
+  /// The kind of task.
+  public let kind: TaskKind
+  /// The conditions at launch: power, network, Low Power Mode…
+  public let conditions: DeviceConditions
+  /// The request that was launched.
+  public let request: AnyTaskRequest
+  /// The number of this launch in the scheduler's trace (1, 2, …).
+  public let launchNumber: Int
+
+  init(
+    request: AnyTaskRequest, conditions: DeviceConditions, launchNumber: Int,
+    remainingBudget: @escaping @Sendable () -> Duration,
+    progressObserver: (@Sendable (TaskProgress) -> Void)? = nil
+  ) {
+    self.identifier = request.identifier
+    self.kind = request.kind
+    self.request = request
+    self.conditions = conditions
+    self.launchNumber = launchNumber
+    self.remaining = remainingBudget
+    self.progressObserver = progressObserver
+  }
+
+  /// Called when the task's time is up; stop, checkpoint, then complete.
+  /// The async form also cancels the handler's Swift task.
+  public var expirationHandler: (@Sendable () -> Void)? {
+    get { lock.withLock { _expirationHandler } }
+    set { lock.withLock { _expirationHandler = newValue } }
+  }
+
+  /// The time left before expiration (zero once expired).
+  public var remainingBudget: Duration {
+    if isCancelled { return .zero }
+    return max(.zero, remaining())
+  }
+
+  /// True once the task expired: wind down and complete.
+  public var isCancelled: Bool { lock.withLock { _isCancelled } }
+
+  /// Why the task expired (budget, device in use, power lost…), if it did.
+  public var expirationReason: String? { lock.withLock { _expirationReason } }
+
+  /// Tells the system the work is done. Only the first call counts.
+  ///
+  /// - Parameter success: `false` when the work was cut short or failed.
+  public func setTaskCompleted(success: Bool) {
+    finish(.completed(success: success))
+  }
+
+  /// Records which sources this launch brought up to date, for the freshness
+  /// forecast. Without it, a successful launch counts as refreshing every
+  /// source of its task.
+  public func reportRefreshed(sources: [String]) {
+    lock.withLock { _refreshedSources = (_refreshedSources ?? []) + sources }
+  }
+
+  /// The sources reported by ``reportRefreshed(sources:)``, if any.
+  public var refreshedSources: [String]? { lock.withLock { _refreshedSources } }
+
+  /// Reports progress of a continued-processing task; the system expires one
+  /// that stops reporting.
+  public func updateProgress(completedUnitCount: Int64, totalUnitCount: Int64) {
+    let p = TaskProgress(completedUnitCount: completedUnitCount, totalUnitCount: totalUnitCount)
+    lock.withLock {
+      _progress = p
+      _lastProgressAt = ContinuousClock.now
+    }
+    progressObserver?(p)
+  }
+
+  /// The last reported progress.
+  public var progress: TaskProgress { lock.withLock { _progress } }
+
+  /// When progress was last reported (or the launch started).
+  var lastProgressAt: ContinuousClock.Instant { lock.withLock { _lastProgressAt } }
+
+  /// The outcome, once known.
+  public var outcome: TaskOutcome? { lock.withLock { _outcome } }
+
+  // MARK: - Used by the schedulers
+
+  func attach(_ task: Task<Void, Never>) {
+    let cancelNow = lock.withLock { () -> Bool in
+      swiftTask = task
+      return _isCancelled
+    }
+    if cancelNow { task.cancel() }
+  }
+
+  /// Marks the task expired, calls its expiration handler and cancels its
+  /// Swift task. Returns false when it had already expired or finished.
+  @discardableResult
+  func expire(reason: String) -> Bool {
+    typealias Pending = (handler: (@Sendable () -> Void)?, task: Task<Void, Never>?)
+    let pending: Pending? = lock.withLock { () -> Pending? in
+      if _isCancelled || _outcome != nil { return nil }
+      _isCancelled = true
+      _expirationReason = reason
+      return (_expirationHandler, swiftTask)
+    }
+    guard let pending else { return false }
+    let handler = pending.handler, task = pending.task
+    handler?()
+    task?.cancel()
+    return true
+  }
+
+  /// Ends the launch as killed unless it already completed.
+  func kill() { finish(.killed) }
+
+  private func finish(_ outcome: TaskOutcome) {
+    let resumed: [CheckedContinuation<TaskOutcome, Never>] = lock.withLock {
+      if _outcome != nil { return [] }
+      _outcome = outcome
+      let w = waiters
+      waiters = []
+      return w
+    }
+    for w in resumed { w.resume(returning: outcome) }
+  }
+
+  /// Waits until the task completes or is killed.
+  func waitForOutcome() async -> TaskOutcome {
+    await withCheckedContinuation { (c: CheckedContinuation<TaskOutcome, Never>) in
+      let ready: TaskOutcome? = lock.withLock {
+        if let o = _outcome { return o }
+        waiters.append(c)
+        return nil
+      }
+      if let ready { c.resume(returning: ready) }
+    }
+  }
+}
+
+/// What runs when a task launches.
+enum LaunchHandler: Sendable {
+  /// Apple's callback form: the handler calls `setTaskCompleted(success:)`.
+  case callback(DispatchQueue?, @Sendable (BackgroundTask) -> Void)
+  /// The async form: returning completes the task.
+  case async(@Sendable (BackgroundTask) async throws -> Void)
+}
+
+/// Runs a real handler under a real-time budget: at the budget the expiration
+/// handler runs and the Swift task is cancelled; after the grace, a handler
+/// that has not completed is recorded as killed.
+enum LiveLaunch {
+  struct Result: Sendable {
+    var outcome: TaskOutcome
+    var expired: Bool
+    var expirationReason: String?
+    var elapsed: Duration
+  }
+
+  static func start(_ task: BackgroundTask, handler: LaunchHandler) {
+    switch handler {
+    case .callback(let queue, let body):
+      (queue ?? DispatchQueue.global()).async { body(task) }
+    case .async(let body):
+      let swiftTask = Task {
+        do {
+          try await body(task)
+          task.setTaskCompleted(success: !Task.isCancelled && !task.isCancelled)
+        } catch {
+          task.setTaskCompleted(success: false)
+        }
+      }
+      task.attach(swiftTask)
+    }
+  }
+
+  /// Expires `task` now and kills it after `grace` unless it completes.
+  static func expire(_ task: BackgroundTask, reason: String, grace: Duration) {
+    guard task.expire(reason: reason) else { return }
+    Task {
+      try? await Task.sleep(for: grace)
+      task.kill()
+    }
+  }
+
+  /// Runs `task`; with a `progressTimeout` (continued processing), a task
+  /// that reports no progress for that long expires with reason `noProgress`.
+  static func run(
+    _ task: BackgroundTask, handler: LaunchHandler, budget: Duration, grace: Duration,
+    progressTimeout: Duration? = nil, clock: ContinuousClock = ContinuousClock()
+  ) async -> Result {
+    let began = clock.now
+    start(task, handler: handler)
+    let timer = Task {
+      let deadline = began + budget
+      while true {
+        var wake = deadline
+        if let progressTimeout { wake = min(wake, task.lastProgressAt + progressTimeout) }
+        try? await clock.sleep(until: wake)
+        if Task.isCancelled { return }
+        let now = clock.now
+        if now >= deadline {
+          expire(task, reason: "budget", grace: grace)
+          return
+        }
+        if let progressTimeout, now >= task.lastProgressAt + progressTimeout {
+          expire(task, reason: "noProgress", grace: grace)
+          return
+        }
+      }
+    }
+    let outcome = await task.waitForOutcome()
+    timer.cancel()
+    return Result(
+      outcome: outcome, expired: task.isCancelled, expirationReason: task.expirationReason,
+      elapsed: clock.now - began)
+  }
+}

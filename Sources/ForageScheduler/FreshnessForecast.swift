@@ -1,0 +1,244 @@
+import Foundation
+
+/// How fresh each source's data is when the user opens the app, computed from
+/// a scheduler's ``Trace``: for every app open, the age of each source's data
+/// (the time since a launch serving it last completed successfully), summed
+/// up as median, 95th percentile and worst; plus per-task launch counts and
+/// plain-language notes on what went wrong.
+///
+///     let forecast = FreshnessForecast(
+///       trace: scheduler.trace,
+///       sources: ["com.example.refresh": ["prices", "news"], "com.example.crawl": ["catalog"]])
+///     print(forecast)           // a table a person can read
+///     let json = try JSONEncoder().encode(forecast)
+///
+/// A source counts as refreshed by a launch that completed successfully, or by
+/// any completed launch that reported it (``BackgroundTask/reportRefreshed(sources:)``,
+/// or a model-mode launch cut short after reaching it). Before its first
+/// refresh, a source's age counts from the start of the trace. With no app
+/// opens in the trace (a server), ages are sampled every hour instead.
+public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
+  /// The ages of one source's data at the moments the user looked.
+  public struct SourceFreshness: Codable, Sendable, Hashable {
+    /// The source's name.
+    public var source: String
+    /// The tasks serving this source.
+    public var tasks: [String]
+    /// How many times the source was refreshed.
+    public var refreshes: Int
+    /// How many ages were measured (app opens, or hourly samples).
+    public var samples: Int
+    /// Ages in seconds.
+    public var medianAge: Double?
+    /// 95th percentile (nearest rank).
+    public var p95Age: Double?
+    /// The oldest data seen.
+    public var worstAge: Double?
+    /// The share of samples with data younger than ``FreshnessForecast/freshWithin``.
+    public var freshShare: Double?
+    /// Samples taken before the source had ever been refreshed.
+    public var samplesNeverRefreshed: Int
+  }
+
+  /// What happened to one task.
+  public struct TaskSummary: Codable, Sendable, Hashable {
+    /// The task identifier.
+    public var identifier: String
+    /// Requests accepted.
+    public var submitted: Int
+    /// Submissions that failed.
+    public var rejected: Int
+    /// Launches.
+    public var launches: Int
+    /// Launches completed with success.
+    public var succeeded: Int
+    /// Launches completed with failure.
+    public var failed: Int
+    /// Launches that expired.
+    public var expirations: Int
+    /// Launches killed for ignoring expiration.
+    public var kills: Int
+    /// Median run time of completed launches, in seconds.
+    public var medianDuration: Double?
+    /// The reason the task was held back most often, if any.
+    public var mostCommonDeferral: DeferralReason?
+    /// The error most submissions failed with, if any.
+    public var mostCommonRejection: String?
+  }
+
+  /// The simulated span in days.
+  public var days: Double
+  /// App opens in the trace.
+  public var appOpens: Int
+  /// True when ages were sampled hourly because the trace has no app opens.
+  public var sampledHourly: Bool
+  /// The threshold for ``SourceFreshness/freshShare``, in seconds.
+  public var freshWithin: Double
+  /// Per source, by name.
+  public var sources: [SourceFreshness]
+  /// Per task, by identifier.
+  public var tasks: [TaskSummary]
+  /// Plain-language findings: tasks that never ran and why, kills, overruns.
+  public var notes: [String]
+
+  /// Computes the forecast.
+  ///
+  /// - Parameters:
+  ///   - trace: a scheduler's trace.
+  ///   - sources: for each task identifier, the sources it serves.
+  ///   - freshWithin: the age under which data counts as fresh (default one hour).
+  public init(trace: Trace, sources taskSources: [String: [String]], freshWithin: Duration = .seconds(3600)) {
+    let start = trace.start.timeIntervalSince1970
+    let end = max(trace.end.timeIntervalSince1970, trace.events.last?.time.timeIntervalSince1970 ?? start)
+    days = (end - start) / 86_400
+    self.freshWithin = freshWithin.seconds
+
+    var servedBy: [String: [String]] = [:]
+    for task in taskSources.keys.sorted() {
+      for source in taskSources[task]! { servedBy[source, default: []].append(task) }
+    }
+    let sourceNames = servedBy.keys.sorted()
+
+    var opens = trace.events.filter { $0.kind == .appOpened }.map { $0.time.timeIntervalSince1970 }
+    sampledHourly = opens.isEmpty
+    if opens.isEmpty { opens = Array(stride(from: start + 3600, through: end, by: 3600)) }
+    appOpens = sampledHourly ? 0 : opens.count
+
+    // Refresh instants per source, in order.
+    var refreshTimes: [String: [Double]] = [:]
+    for e in trace.events where e.kind == .completed {
+      guard let id = e.identifier else { continue }
+      let refreshed: [String]
+      if let reported = e.refreshedSources {
+        refreshed = reported
+      } else if e.success == true {
+        refreshed = taskSources[id] ?? []
+      } else {
+        refreshed = []
+      }
+      for s in refreshed { refreshTimes[s, default: []].append(e.time.timeIntervalSince1970) }
+    }
+
+    var sourceRows: [SourceFreshness] = []
+    for source in sourceNames {
+      let times = refreshTimes[source] ?? []
+      var ages: [Double] = []
+      var never = 0
+      var i = 0
+      var last: Double?
+      for open in opens {
+        while i < times.count && times[i] <= open {
+          last = times[i]
+          i += 1
+        }
+        if last == nil { never += 1 }
+        ages.append(open - (last ?? start))
+      }
+      ages.sort()
+      let fresh = ages.isEmpty ? nil : Double(ages.filter { $0 < freshWithin.seconds }.count) / Double(ages.count)
+      sourceRows.append(SourceFreshness(
+        source: source, tasks: servedBy[source] ?? [], refreshes: times.count, samples: ages.count,
+        medianAge: FreshnessForecast.percentile(ages, 0.5), p95Age: FreshnessForecast.percentile(ages, 0.95),
+        worstAge: ages.last, freshShare: fresh, samplesNeverRefreshed: never))
+    }
+    self.sources = sourceRows
+
+    var ids = Set(taskSources.keys)
+    for e in trace.events { if let id = e.identifier { ids.insert(id) } }
+    var rows: [TaskSummary] = []
+    for id in ids.sorted() {
+      let events = trace.events(for: id)
+      func count(_ k: TraceEvent.Kind) -> Int { events.reduce(0) { $0 + ($1.kind == k ? 1 : 0) } }
+      let durations = events.filter { $0.kind == .completed }.compactMap(\.duration).sorted()
+      let deferrals = trace.deferrals.filter { $0.identifier == id }
+      let topDeferral = deferrals.max { $0.count != $1.count ? $0.count < $1.count : $0.reason > $1.reason }?.reason
+      var rejections: [String: Int] = [:]
+      for e in events where e.kind == .rejected { rejections[e.reason ?? "error", default: 0] += 1 }
+      let topRejection = rejections.max { $0.value != $1.value ? $0.value < $1.value : $0.key > $1.key }?.key
+      rows.append(TaskSummary(
+        identifier: id, submitted: count(.submitted), rejected: count(.rejected), launches: count(.launched),
+        succeeded: events.filter { $0.kind == .completed && $0.success == true }.count,
+        failed: events.filter { $0.kind == .completed && $0.success == false }.count,
+        expirations: count(.expired), kills: count(.killed),
+        medianDuration: FreshnessForecast.percentile(durations, 0.5),
+        mostCommonDeferral: topDeferral, mostCommonRejection: topRejection))
+    }
+    self.tasks = rows
+
+    var notes: [String] = []
+    for t in rows {
+      if t.launches == 0 {
+        if t.submitted == 0 && t.rejected > 0 {
+          let why = t.mostCommonRejection == "unavailable"
+            ? "every submission failed: Background App Refresh is off (Settings > General > Background App Refresh)"
+            : "every submission failed (\(t.mostCommonRejection ?? "error"))"
+          notes.append("\(t.identifier) never ran: \(why).")
+        } else if t.submitted == 0 {
+          notes.append("\(t.identifier) never ran: no request was submitted (submit one at launch, when entering the background, or from the handler).")
+        } else if let reason = t.mostCommonDeferral {
+          notes.append("\(t.identifier) never ran: \(reason.explanation).")
+        } else {
+          notes.append("\(t.identifier) never ran: its requests never became due within the run.")
+        }
+        continue
+      }
+      if t.kills > 0 {
+        notes.append("\(t.identifier) was killed \(t.kills)× for ignoring its expiration; iOS then withholds background time from the app for a while. Stop work when the expiration handler runs (or the task is cancelled) and complete.")
+      }
+      if t.expirations * 4 >= t.launches && t.expirations > 0 {
+        let share = Int((Double(t.expirations) / Double(t.launches) * 100).rounded())
+        notes.append("\(t.identifier) expired in \(share)% of launches: the work does not fit the budget; checkpoint so the next launch resumes where this one stopped, or split the work.")
+      }
+      if t.rejected > 0 {
+        notes.append("\(t.identifier): \(t.rejected) submission(s) failed (\(t.mostCommonRejection ?? "error")).")
+      }
+      if let reason = t.mostCommonDeferral, reason != .alreadyRunning {
+        notes.append("\(t.identifier) was most often held back because \(reason.explanation).")
+      }
+    }
+    for s in sourceRows where s.refreshes == 0 {
+      notes.append("source \(s.source) was never refreshed in the background: users saw data as old as the last time the app fetched it in the foreground.")
+    }
+    if sampledHourly && !trace.events.isEmpty {
+      notes.append("the trace has no app opens, so ages were sampled every hour.")
+    }
+    self.notes = notes
+  }
+
+  /// Nearest-rank percentile of sorted values.
+  static func percentile(_ sorted: [Double], _ p: Double) -> Double? {
+    guard !sorted.isEmpty else { return nil }
+    let rank = Int((p * Double(sorted.count)).rounded(.up))
+    return sorted[min(sorted.count - 1, max(0, rank - 1))]
+  }
+
+  public var description: String {
+    func age(_ s: Double?) -> String { s.map { TraceFormat.duration(seconds: $0) } ?? "-" }
+    func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s.padding(toLength: n, withPad: " ", startingAt: 0) }
+    func lpad(_ s: String, _ n: Int) -> String { s.count >= n ? " " + s : String(repeating: " ", count: n - s.count) + s }
+    var out: [String] = []
+    let span = String(format: "%.1f", days)
+    out.append("Freshness forecast: \(span) days, " + (sampledHourly ? "no app opens (ages sampled hourly)" : "\(appOpens) app opens"))
+    out.append("")
+    out.append("Age of each source's data " + (sampledHourly ? "(hourly samples)" : "when the user opens the app"))
+    let width = max(8, (sources.map(\.source.count).max() ?? 0) + 2)
+    out.append(pad("source", width) + lpad("median", 9) + lpad("p95", 9) + lpad("worst", 9) + lpad("fresh<" + TraceFormat.compact(seconds: freshWithin), 10) + lpad("refreshes", 11) + "  tasks")
+    for s in sources {
+      let fresh = s.freshShare.map { "\(Int(($0 * 100).rounded()))%" } ?? "-"
+      out.append(pad(s.source, width) + lpad(age(s.medianAge), 9) + lpad(age(s.p95Age), 9) + lpad(age(s.worstAge), 9) + lpad(fresh, 10) + lpad("\(s.refreshes)", 11) + "  " + s.tasks.joined(separator: ", "))
+    }
+    out.append("")
+    out.append("Launches per task")
+    let idWidth = max(10, (tasks.map(\.identifier.count).max() ?? 0) + 2)
+    out.append(pad("task", idWidth) + lpad("launches", 9) + lpad("ok", 6) + lpad("failed", 7) + lpad("expired", 8) + lpad("killed", 7) + lpad("rejected", 9) + lpad("median run", 11))
+    for t in tasks {
+      out.append(pad(t.identifier, idWidth) + lpad("\(t.launches)", 9) + lpad("\(t.succeeded)", 6) + lpad("\(t.failed)", 7) + lpad("\(t.expirations)", 8) + lpad("\(t.kills)", 7) + lpad("\(t.rejected)", 9) + lpad(age(t.medianDuration), 11))
+    }
+    if !notes.isEmpty {
+      out.append("")
+      out.append("Notes")
+      for n in notes { out.append("- " + n) }
+    }
+    return out.joined(separator: "\n")
+  }
+}

@@ -1,0 +1,458 @@
+import Foundation
+
+/// The pure state machine behind ``SimulatedScheduler``: no locks, no real
+/// time, no I/O. Each call handles one event and says what the owner must do
+/// (usually nothing; for a live handler, run it).
+struct SimulationEngine: Sendable {
+  enum Event: Sendable {
+    case sessionEnd(Int)
+    case wake
+    case finish(launch: Int, success: Bool)
+    case expire(launch: Int, reason: String)
+    case respond(launch: Int)
+    case kill(launch: Int)
+  }
+
+  enum Mode: Sendable {
+    case model(ModelBehavior, durationMs: Int64)
+    case live(BackgroundTask)
+  }
+
+  struct Running: Sendable {
+    let launch: Int
+    let request: AnyTaskRequest
+    let start: Int64
+    var expired = false
+    let mode: Mode
+  }
+
+  struct Plan: Sendable {
+    var launchAt: Int64
+    var targetOpen: Int64
+    var idleWindow: Int
+  }
+
+  /// What the owner must do: run a live handler under a real budget.
+  struct LiveStart: Sendable {
+    let launch: Int
+    let task: BackgroundTask
+    let handler: LaunchHandler
+    let budget: Duration
+  }
+
+  enum Step: Sendable { case advanced, live(LiveStart), done }
+
+  static let dayMs: Int64 = 86_400_000
+  static let hourMs: Int64 = 3_600_000
+
+  let policy: SchedulingPolicy
+  let clock: VirtualClock
+  var traceDevice = false
+  var now: Int64 = 0
+  var random: SeededRandom
+  var cursor: TimelineCursor
+  var queue = EventQueue<Event>()
+
+  // Device.
+  var conditions: DeviceConditions
+  var batteryAnchor: (time: Int64, level: Double)
+  private let hasBattery: Bool
+  private let drainPerHour: Double
+  private let chargePerHour: Double
+  var screenHolds = 0
+  var appForeground = false
+  var session = 0
+  var forceQuit = false
+  var screenOffSince: Int64? = 0
+  var idleWindow = 0
+
+  // Tasks.
+  var registry = TaskRegistry()
+  var models: [String: ModelBehavior] = [:]
+  var enforcement = RuleEnforcement.lenient
+  var pending = PendingRequests()
+  var plans: [String: Plan] = [:]
+  var running: [String: Running] = [:]
+  var lifecycle: [(request: AnyTaskRequest, after: Duration?, replacing: Bool)] = []
+  var lastRequest: [String: AnyTaskRequest] = [:]
+  var opens: [Int64] = []
+  var firstOpen: Int64?
+  var refreshLaunches: [Int64] = []
+  var penaltyUntil: Int64 = .min
+  var launchCounter = 0
+  var scheduledWake: Int64?
+  var needsEvaluation = true
+  var pendingLive: LiveStart?
+  var injectedErrors: [SchedulerError] = []
+  struct UsualKey: Equatable { var allowance: Int, count: Int, last: Int64, day: Int64 }
+  var usualCache: (key: UsualKey, bins: [Int64])?
+
+  var traceEvents: [TraceEvent] = []
+  var deferralCounts: [String: [DeferralReason: Int]] = [:]
+  var lastDeferral: [String: DeferralReason] = [:]
+
+  init(timeline: DeviceTimeline, policy: SchedulingPolicy, clock: VirtualClock, seed: UInt64) {
+    var policy = policy
+    if let placement = timeline.profile?.refreshPlacement { policy.refreshPlacement = placement }
+    self.policy = policy
+    self.clock = clock
+    var master = SeededRandom(seed: seed)
+    cursor = TimelineCursor(timeline, seed: master.next())
+    random = master.fork()
+    conditions = timeline.initial
+    hasBattery = timeline.profile?.hasBattery ?? true
+    drainPerHour = timeline.profile?.batteryDrainPerHour ?? SchedulerDefaults.batteryDrainPerHour
+    chargePerHour = timeline.profile?.batteryChargePerHour ?? SchedulerDefaults.batteryChargePerHour
+    batteryAnchor = (0, timeline.initial.batteryLevel)
+  }
+
+  // MARK: - Trace
+
+  mutating func record(
+    _ kind: TraceEvent.Kind, _ id: String? = nil, launch: Int? = nil, success: Bool? = nil, reason: String? = nil,
+    conditions: DeviceConditions? = nil, duration: Double? = nil, sources: [String]? = nil, earliest: Date? = nil
+  ) {
+    var e = TraceEvent(
+      time: clock.date(now), kind: kind, identifier: id, launch: launch, success: success, reason: reason,
+      conditions: conditions, duration: duration, refreshedSources: sources)
+    e.earliestBeginDate = earliest
+    traceEvents.append(e)
+  }
+
+  var trace: Trace {
+    var t = Trace(start: clock.start)
+    t.end = clock.date(now)
+    t.events = traceEvents
+    for id in deferralCounts.keys.sorted() {
+      for (reason, count) in deferralCounts[id]!.sorted(by: { $0.key < $1.key }) {
+        t.deferrals.append(.init(identifier: id, reason: reason, count: count))
+      }
+    }
+    return t
+  }
+
+  mutating func noteDeferral(_ id: String, _ reason: DeferralReason) {
+    if lastDeferral[id] == reason { return }
+    lastDeferral[id] = reason
+    deferralCounts[id, default: [:]][reason, default: 0] += 1
+  }
+
+  // MARK: - Conditions
+
+  var currentConditions: DeviceConditions {
+    var c = conditions
+    c.batteryLevel = batteryLevel
+    return c
+  }
+
+  var batteryLevel: Double {
+    guard hasBattery else { return 1 }
+    let hours = Double(now - batteryAnchor.time) / Double(SimulationEngine.hourMs)
+    let rate = conditions.isCharging ? chargePerHour : -drainPerHour
+    return min(1, max(0, batteryAnchor.level + rate * hours))
+  }
+
+  var screenOn: Bool { screenHolds > 0 || appForeground }
+
+  mutating func apply(_ change: DeviceChange) {
+    if traceDevice { record(.device, reason: "\(change)") }
+    switch change {
+    case .charging(let on):
+      guard hasBattery else { return }
+      batteryAnchor = (now, batteryLevel)
+      conditions.isCharging = on
+      if !on { cutShort(where: { $0.requiresExternalPower }, reason: "powerLost") }
+    case .batteryLevel(let level):
+      batteryAnchor = (now, min(1, max(0, level)))
+    case .network(let status):
+      conditions.network = status
+      if !status.isAvailable { cutShort(where: { $0.requiresNetworkConnectivity && $0.kind == .processing }, reason: "networkLost") }
+    case .lowPowerMode(let on):
+      conditions.isLowPowerModeEnabled = on
+    case .backgroundAppRefresh(let status):
+      conditions.backgroundRefreshStatus = status
+    case .thermalState(let state):
+      conditions.thermalState = state
+      if state >= .critical { cutShort(where: { $0.kind != .continuedProcessing }, reason: "thermal") }
+    case .screen(let on):
+      let wasOn = screenOn
+      screenHolds = on ? screenHolds + 1 : max(0, screenHolds - 1)
+      screenChanged(wasOn: wasOn)
+    case .appOpened(let length):
+      let wasOn = screenOn
+      appForeground = true
+      forceQuit = false
+      session += 1
+      opens.append(now)
+      if firstOpen == nil { firstOpen = now }
+      let horizon = now - Int64(policy.usageHistoryDays) * SimulationEngine.dayMs
+      if let first = opens.first, first < horizon { opens.removeAll { $0 < horizon } }
+      record(.appOpened)
+      queue.push(now + max(1, length.milliseconds), .sessionEnd(session))
+      screenChanged(wasOn: wasOn)
+    case .appForceQuit:
+      forceQuit = true
+      record(.appForceQuit)
+    }
+  }
+
+  mutating func screenChanged(wasOn: Bool) {
+    if screenOn && !wasOn {
+      screenOffSince = nil
+      cutShort(where: { $0.kind == .processing }, reason: "deviceInUse")
+    } else if !screenOn && wasOn {
+      screenOffSince = now
+      idleWindow += 1
+    }
+  }
+
+  mutating func enterBackground() {
+    let wasOn = screenOn
+    appForeground = false
+    record(.appBackgrounded)
+    screenChanged(wasOn: wasOn)
+    for entry in lifecycle {
+      if !entry.replacing && pending[entry.request.identifier] != nil { continue }
+      var request = entry.request
+      if let after = entry.after { request.earliestBeginDate = clock.date(now + after.milliseconds) }
+      try? submit(request)
+    }
+  }
+
+  /// Expires running model launches matching `predicate` (processing cut short).
+  mutating func cutShort(where predicate: (AnyTaskRequest) -> Bool, reason: String) {
+    for id in running.keys.sorted() {
+      guard let r = running[id], !r.expired, predicate(r.request), case .model = r.mode else { continue }
+      expire(launch: r.launch, reason: reason)
+    }
+  }
+
+  // MARK: - Requests
+
+  mutating func submit(_ request: AnyTaskRequest) throws(SchedulerError) {
+    do throws(SchedulerError) {
+      if !injectedErrors.isEmpty {
+        throw injectedErrors.removeFirst().with(identifier: request.identifier, detail: "injected")
+      }
+      try registry.checkSubmit(request)
+      if request.kind != .continuedProcessing && conditions.backgroundRefreshStatus != .available {
+        throw SchedulerError.unavailable.with(
+          identifier: request.identifier, detail: "Background App Refresh is \(conditions.backgroundRefreshStatus.rawValue)")
+      }
+      if case .continuedProcessing(let c) = request, c.strategy == .fail, runningContinued >= policy.maxConcurrentContinuedProcessingTasks {
+        throw SchedulerError.immediateRunIneligible.with(identifier: request.identifier, detail: "another continued-processing task is running")
+      }
+      try pending.insert(request, policy: policy)
+    } catch {
+      record(.rejected, request.identifier, reason: error.name)
+      throw error
+    }
+    lastRequest[request.identifier] = request
+    plans[request.identifier] = nil
+    lastDeferral[request.identifier] = nil
+    needsEvaluation = true
+    record(.submitted, request.identifier, earliest: request.earliestBeginDate)
+  }
+
+  mutating func cancel(_ identifier: String) {
+    if pending.remove(identifier) != nil {
+      plans[identifier] = nil
+      record(.cancelled, identifier)
+      needsEvaluation = true
+    }
+  }
+
+  mutating func cancelAll() {
+    for r in pending.requests { cancel(r.identifier) }
+  }
+
+  var runningContinued: Int { running.values.reduce(0) { $0 + ($1.request.kind == .continuedProcessing ? 1 : 0) } }
+
+  // MARK: - The loop
+
+  /// Handles the next event at or before `end`, or moves the clock to `end`.
+  mutating func step(until end: Int64) -> Step {
+    if let live = pendingLive {
+      pendingLive = nil
+      return .live(live)
+    }
+    if needsEvaluation {
+      needsEvaluation = false
+      evaluate()
+      if let live = pendingLive {
+        pendingLive = nil
+        return .live(live)
+      }
+    }
+    let deviceTime = cursor.peekTime(horizon: end)
+    let queueTime = queue.peekTime.flatMap { $0 <= end ? $0 : nil }
+    if let d = deviceTime, queueTime == nil || d <= queueTime! {
+      now = max(now, d)
+      let (_, change) = cursor.pop()
+      apply(change)
+    } else if let q = queueTime {
+      now = max(now, q)
+      let (_, event) = queue.pop()!
+      handle(event)
+    } else {
+      now = max(now, end)
+      return .done
+    }
+    evaluate()
+    if let live = pendingLive {
+      pendingLive = nil
+      return .live(live)
+    }
+    return .advanced
+  }
+
+  mutating func handle(_ event: Event) {
+    switch event {
+    case .sessionEnd(let s):
+      if s == session && appForeground { enterBackground() }
+    case .wake:
+      if scheduledWake == now { scheduledWake = nil }
+    case .finish(let launch, let success):
+      complete(launch: launch, success: success)
+    case .expire(let launch, let reason):
+      expire(launch: launch, reason: reason)
+    case .respond(let launch):
+      complete(launch: launch, success: false)
+    case .kill(let launch):
+      kill(launch: launch)
+    }
+  }
+
+  func runningID(_ launch: Int) -> String? {
+    running.first { $0.value.launch == launch }?.key
+  }
+
+  /// Expires a model launch: it completes after its response time, or is
+  /// killed after the grace when it ignores expiration.
+  mutating func expire(launch: Int, reason: String) {
+    guard let id = runningID(launch), var r = running[id], !r.expired else { return }
+    r.expired = true
+    running[id] = r
+    record(.expired, id, launch: launch, reason: reason)
+    switch r.mode {
+    case .model(let behavior, _):
+      if behavior.honorsExpiration {
+        queue.push(now + behavior.expirationResponse.milliseconds, .respond(launch: launch))
+      } else {
+        queue.push(now + policy.expirationGrace.milliseconds, .kill(launch: launch))
+      }
+    case .live:
+      break  // the owner expires the real task after unlocking (see expireNow)
+    }
+  }
+
+  mutating func complete(launch: Int, success: Bool) {
+    guard let id = runningID(launch), let r = running.removeValue(forKey: id) else { return }
+    guard case .model(let behavior, let durationMs) = r.mode else { return }
+    let elapsed = now - r.start
+    var sources = behavior.sources
+    if !success || elapsed < durationMs {
+      let share = durationMs > 0 ? Double(elapsed) / Double(durationMs) : 1
+      sources = Array(behavior.sources.prefix(success ? behavior.sources.count : Int(Double(behavior.sources.count) * min(1, share))))
+    }
+    record(.completed, id, launch: launch, success: success, duration: Double(elapsed) / 1000, sources: sources)
+  }
+
+  mutating func kill(launch: Int) {
+    guard let id = runningID(launch), let r = running.removeValue(forKey: id) else { return }
+    record(.killed, id, launch: launch, reason: "ignored expiration", duration: Double(now - r.start) / 1000)
+    penaltyUntil = now + policy.killPenalty.milliseconds
+  }
+
+  /// Records the end of a live launch (the virtual clock waited for it).
+  mutating func finishLive(_ launch: Int, _ result: LiveLaunch.Result) {
+    guard let id = runningID(launch), let r = running.removeValue(forKey: id) else { return }
+    guard case .live(let task) = r.mode else { return }
+    if result.expired && !r.expired {
+      record(.expired, id, launch: launch, reason: result.expirationReason ?? "budget")
+    }
+    switch result.outcome {
+    case .completed(let success):
+      record(.completed, id, launch: launch, success: success, duration: result.elapsed.seconds, sources: task.refreshedSources)
+    case .killed:
+      record(.killed, id, launch: launch, reason: "ignored expiration", duration: result.elapsed.seconds)
+      penaltyUntil = now + policy.killPenalty.milliseconds
+    }
+    needsEvaluation = true
+  }
+
+  // MARK: - Launching
+
+  /// Starts a launch of `request` now.
+  @discardableResult
+  mutating func launch(_ request: AnyTaskRequest, forced: Bool) -> Int {
+    let id = request.identifier
+    pending.remove(id)
+    plans[id] = nil
+    launchCounter += 1
+    let n = launchCounter
+    let c = currentConditions
+    record(.launched, id, launch: n, reason: forced ? "forced" : nil, conditions: c, earliest: request.earliestBeginDate)
+    if request.kind == .appRefresh { refreshLaunches.append(now) }
+    let budget = policy.budget(for: request.kind, identifier: id)
+    if let behavior = models[id] {
+      if let after = behavior.resubmitAfter {
+        var next = lastRequest[id] ?? request
+        next.earliestBeginDate = clock.date(now + after.milliseconds)
+        try? submit(next)
+      }
+      let d = behavior.duration.sampleMilliseconds(using: &random)
+      let success = random.chance(behavior.successProbability)
+      running[id] = Running(launch: n, request: request, start: now, mode: .model(behavior, durationMs: d))
+      if d <= budget.milliseconds {
+        queue.push(now + d, .finish(launch: n, success: success))
+      } else {
+        queue.push(now + budget.milliseconds, .expire(launch: n, reason: "budget"))
+      }
+    } else if let handler = registry.handlers[id] {
+      let deadline = ContinuousClock.now + budget
+      let task = BackgroundTask(
+        request: request, conditions: c, launchNumber: n, remainingBudget: { deadline - ContinuousClock.now })
+      running[id] = Running(launch: n, request: request, start: now, mode: .live(task))
+      pendingLive = LiveStart(launch: n, task: task, handler: handler, budget: budget)
+    } else {
+      // Only reachable if a handler disappeared; record it as a failed launch.
+      record(.completed, id, launch: n, success: false, reason: "no launch handler", duration: 0)
+    }
+    return n
+  }
+
+  /// Launches now if the rules allow, ignoring only the placement timing.
+  mutating func tryLaunch(_ identifier: String) -> LaunchAttempt {
+    guard let request = pending[identifier] else { return .notPending }
+    switch decide(request, placement: false) {
+    case .launch:
+      return .launched(launch(request, forced: false))
+    case .wait(let t):
+      return .notDue(clock.date(t))
+    case .blocked(let reason, _):
+      return .deferred(reason)
+    }
+  }
+
+  /// Launches now whatever the rules say (like `_simulateLaunchForTaskWithIdentifier`).
+  mutating func forceLaunch(_ identifier: String) -> LaunchAttempt {
+    if running[identifier] != nil { return .deferred(.alreadyRunning) }
+    guard let request = pending[identifier] ?? lastRequest[identifier] else { return .notPending }
+    return .launched(launch(request, forced: true))
+  }
+
+  /// Expires the running launch of `identifier` now.
+  /// Returns the live task to expire after unlocking, if the launch is live.
+  mutating func expireNow(_ identifier: String) -> (expired: Bool, live: BackgroundTask?) {
+    guard let r = running[identifier], !r.expired else { return (false, nil) }
+    expire(launch: r.launch, reason: "forced")
+    if case .live(let task) = r.mode { return (true, task) }
+    return (true, nil)
+  }
+
+  mutating func takePendingLive() -> LiveStart? {
+    defer { pendingLive = nil }
+    return pendingLive
+  }
+}

@@ -1,0 +1,370 @@
+import Foundation
+
+/// A ``TaskScheduler`` on the wall clock and the machine's real conditions,
+/// for daemons: launches a request once it is due and its requirements
+/// hold, enforces budgets (expiration handler, grace, then the launch is
+/// abandoned and recorded as killed) and keeps pending requests in a
+/// ``PendingRequestPersistence`` so a restarted daemon keeps its schedule.
+///
+///     let scheduler = SystemScheduler(persistence: JSONFilePendingRequestStore(url: pendingURL))
+///     scheduler.register("com.example.refresh") { task in try await job.run(task) }
+///     scheduler.finishLaunching()
+///     try scheduler.submit(AppRefreshTaskRequest(identifier: "com.example.refresh"))
+///     let daemon = Task { await scheduler.run() }   // until cancelled (SIGTERM)
+///     daemon.cancel(); await daemon.value            // expires running tasks, waits
+///
+/// There is no usage learning here: a due request runs as soon as its
+/// requirements hold (``SchedulingPolicy/server``). A killed handler's Swift
+/// task cannot be stopped by force; it is cancelled and abandoned.
+public final class SystemScheduler: TaskScheduler, @unchecked Sendable {
+  // @unchecked Sendable: mutable state lives in `state` (locked); handlers,
+  // persistence and the event callback are called after unlocking.
+  private struct State: Sendable {
+    var registry = TaskRegistry()
+    var pending = PendingRequests()
+    var running: [String: BackgroundTask] = [:]
+    var events: [TraceEvent] = []
+    var launchCounter = 0
+    var penaltyUntil: Date = .distantPast
+    var start: Date
+  }
+
+  private struct Launch: Sendable {
+    let task: BackgroundTask
+    let handler: LaunchHandler
+    let budget: Duration
+  }
+
+  private let state: Locked<State>
+  private let policy: SchedulingPolicy
+  private let conditions: any ConditionsProvider
+  private let persistence: (any PendingRequestPersistence)?
+  private let log: SchedulerLog
+  private let wallClock: @Sendable () -> Date
+  private let onEvent: (@Sendable (TraceEvent) -> Void)?
+  /// How rule violations are handled.
+  public let enforcement: RuleEnforcement
+  /// The longest the run loop sleeps before re-reading the conditions.
+  public let pollInterval: Duration
+  private let wake = WakeSignal()
+
+  /// Creates a scheduler and loads the saved pending requests.
+  ///
+  /// - Parameters:
+  ///   - policy: budgets, grace and penalty (default ``SchedulingPolicy/server``).
+  ///   - conditions: where the machine's conditions come from.
+  ///   - persistence: where pending requests are kept; `nil` keeps them in memory.
+  ///   - permittedIdentifiers: the permitted list; `nil` permits all.
+  ///   - onEvent: called for every trace event (to record task runs in a store).
+  public init(
+    policy: SchedulingPolicy = .server, conditions: any ConditionsProvider = SystemConditions(),
+    persistence: (any PendingRequestPersistence)? = nil, permittedIdentifiers: [String]? = nil,
+    enforcement: RuleEnforcement = .lenient, log: SchedulerLog = .standardError,
+    pollInterval: Duration = SchedulerDefaults.systemPollInterval,
+    wallClock: @escaping @Sendable () -> Date = { Date() }, onEvent: (@Sendable (TraceEvent) -> Void)? = nil
+  ) {
+    self.pollInterval = pollInterval
+    self.policy = policy
+    self.conditions = conditions
+    self.persistence = persistence
+    self.log = log
+    self.wallClock = wallClock
+    self.onEvent = onEvent
+    self.enforcement = enforcement
+    var s = State(start: wallClock())
+    s.registry.permitted = permittedIdentifiers
+    if let persistence {
+      do {
+        s.pending = PendingRequests(try persistence.loadPendingRequests())
+      } catch {
+        log.write("cannot load pending task requests, starting with none: \(error)")
+      }
+    }
+    state = Locked(s)
+  }
+
+  // MARK: - TaskScheduler
+
+  @discardableResult
+  public func register(
+    forTaskWithIdentifier identifier: String, using queue: DispatchQueue?,
+    launchHandler: @escaping @Sendable (BackgroundTask) -> Void
+  ) -> Bool {
+    register(identifier, .callback(queue, launchHandler))
+  }
+
+  @discardableResult
+  public func register(_ identifier: String, handler: @escaping @Sendable (BackgroundTask) async throws -> Void) -> Bool {
+    register(identifier, .async(handler))
+  }
+
+  private func register(_ identifier: String, _ handler: LaunchHandler) -> Bool {
+    guard let violation = state.withLock({ $0.registry.register(identifier, handler) }) else { return true }
+    return report(violation, enforcement: enforcement, log: log)
+  }
+
+  public func submit(_ request: any TaskRequest) throws(SchedulerError) {
+    let wrapped = AnyTaskRequest(request)
+    let now = wallClock()
+    let status = conditions.current().backgroundRefreshStatus
+    let result: Result<[AnyTaskRequest], SchedulerError> = state.withLock { s in
+      do throws(SchedulerError) {
+        try s.registry.checkSubmit(wrapped)
+        if wrapped.kind != .continuedProcessing && status != .available {
+          throw SchedulerError.unavailable.with(identifier: wrapped.identifier, detail: "background refresh is \(status.rawValue) in the configuration")
+        }
+        if case .continuedProcessing(let c) = wrapped, c.strategy == .fail,
+          s.running.values.filter({ $0.kind == .continuedProcessing }).count >= policy.maxConcurrentContinuedProcessingTasks
+        {
+          throw SchedulerError.immediateRunIneligible.with(identifier: wrapped.identifier, detail: "another continued-processing task is running")
+        }
+        try s.pending.insert(wrapped, policy: policy)
+        return .success(s.pending.requests)
+      } catch {
+        return .failure(error)
+      }
+    }
+    switch result {
+    case .success(let requests):
+      emit(TraceEvent(time: now, kind: .submitted, identifier: wrapped.identifier), earliest: wrapped.earliestBeginDate)
+      save(requests)
+      wake.signal()
+    case .failure(let error):
+      emit(TraceEvent(time: now, kind: .rejected, identifier: wrapped.identifier, reason: error.name))
+      if enforcement == .strict && error == .launchHandlerNotRegistered {
+        fatalError("*** Terminating app due to uncaught exception 'NSInternalInconsistencyException', reason: 'No launch handler registered for task with identifier \(wrapped.identifier)'")
+      }
+      throw error
+    }
+  }
+
+  public func cancel(taskRequestWithIdentifier identifier: String) {
+    let requests: [AnyTaskRequest]? = state.withLock { s in
+      s.pending.remove(identifier) == nil ? nil : s.pending.requests
+    }
+    if let requests {
+      emit(TraceEvent(time: wallClock(), kind: .cancelled, identifier: identifier))
+      save(requests)
+    }
+  }
+
+  public func cancelAllTaskRequests() {
+    let ids = state.withLock { s in s.pending.requests.map(\.identifier) }
+    for id in ids { cancel(taskRequestWithIdentifier: id) }
+  }
+
+  public func pendingTaskRequests() async -> [any TaskRequest] {
+    state.withLock { $0.pending.requests.map(\.request) }
+  }
+
+  public func finishLaunching() {
+    state.withLock { $0.registry.launchingFinished = true }
+  }
+
+  // MARK: - Trace
+
+  /// Everything that happened since this scheduler was created.
+  public var trace: Trace {
+    state.withLock { s in
+      var t = Trace(start: s.start)
+      t.events = s.events
+      t.end = wallClock()
+      return t
+    }
+  }
+
+  /// The identifiers running now.
+  public var runningIdentifiers: [String] { state.withLock { $0.running.keys.sorted() } }
+
+  private func emit(_ event: TraceEvent, earliest: Date? = nil) {
+    var e = event
+    e.earliestBeginDate = earliest
+    state.withLock { $0.events.append(e) }
+    onEvent?(e)
+  }
+
+  private func save(_ requests: [AnyTaskRequest]) {
+    guard let persistence else { return }
+    do { try persistence.savePendingRequests(requests) } catch {
+      log.write("cannot save pending task requests: \(error)")
+    }
+  }
+
+  // MARK: - Launching
+
+  /// Why a due request cannot launch now, or `nil` when it can.
+  private func blocker(_ r: AnyTaskRequest, _ c: DeviceConditions, _ s: State, _ now: Date) -> DeferralReason? {
+    if s.running[r.identifier] != nil { return .alreadyRunning }
+    if r.kind == .continuedProcessing {
+      let busy = s.running.values.filter { $0.kind == .continuedProcessing }.count >= policy.maxConcurrentContinuedProcessingTasks
+      return busy ? .continuedProcessingBusy : nil
+    }
+    if now < s.penaltyUntil { return .penalty }
+    if c.thermalState >= .serious { return .thermal }
+    if c.backgroundRefreshStatus != .available { return .backgroundAppRefreshOff }
+    if c.isLowPowerModeEnabled { return .lowPowerMode }
+    if r.requiresNetworkConnectivity && !c.network.isAvailable { return .noNetwork }
+    if r.requiresExternalPower && !c.isCharging { return .notCharging }
+    return nil
+  }
+
+  /// Takes every due, eligible request off the pending list and prepares its launch.
+  private func takeDue() -> [Launch] {
+    let now = wallClock()
+    let c = conditions.current()
+    var launches: [Launch] = []
+    var dropped: [String] = []
+    let requests: [AnyTaskRequest]? = state.withLock { s in
+      for r in s.pending.requests {
+        if let date = r.earliestBeginDate, date > now { continue }
+        if blocker(r, c, s, now) != nil { continue }
+        guard let handler = s.registry.handlers[r.identifier] else {
+          dropped.append(r.identifier)
+          s.pending.remove(r.identifier)
+          continue
+        }
+        s.pending.remove(r.identifier)
+        s.launchCounter += 1
+        let budget = policy.budget(for: r.kind, identifier: r.identifier)
+        let deadline = ContinuousClock.now + budget
+        let task = BackgroundTask(
+          request: r, conditions: c, launchNumber: s.launchCounter, remainingBudget: { deadline - ContinuousClock.now })
+        s.running[r.identifier] = task
+        launches.append(Launch(task: task, handler: handler, budget: budget))
+      }
+      return launches.isEmpty && dropped.isEmpty ? nil : s.pending.requests
+    }
+    for id in dropped {
+      log.write("dropping the pending request for \(id): no launch handler is registered")
+      emit(TraceEvent(time: now, kind: .rejected, identifier: id, reason: SchedulerError.launchHandlerNotRegistered.name))
+    }
+    if let requests { save(requests) }
+    for l in launches {
+      emit(TraceEvent(time: now, kind: .launched, identifier: l.task.identifier, launch: l.task.launchNumber, conditions: c),
+           earliest: l.task.request.earliestBeginDate)
+    }
+    return launches
+  }
+
+  private func execute(_ launch: Launch) async {
+    let timeout = launch.task.kind == .continuedProcessing ? policy.continuedProcessingProgressTimeout : nil
+    let result = await LiveLaunch.run(
+      launch.task, handler: launch.handler, budget: launch.budget, grace: policy.expirationGrace, progressTimeout: timeout)
+    let now = wallClock()
+    let id = launch.task.identifier, n = launch.task.launchNumber
+    if result.expired {
+      emit(TraceEvent(time: now, kind: .expired, identifier: id, launch: n, reason: result.expirationReason ?? "budget"))
+    }
+    switch result.outcome {
+    case .completed(let success):
+      emit(TraceEvent(time: now, kind: .completed, identifier: id, launch: n, success: success, duration: result.elapsed.seconds,
+                      refreshedSources: launch.task.refreshedSources))
+    case .killed:
+      log.write("\(id) ignored its expiration and was abandoned after the grace; no launches for \(TraceFormat.duration(seconds: policy.killPenalty.seconds))")
+      emit(TraceEvent(time: now, kind: .killed, identifier: id, launch: n, reason: "ignored expiration", duration: result.elapsed.seconds))
+    }
+    state.withLock { s in
+      s.running[id] = nil
+      if result.outcome == .killed { s.penaltyUntil = now.addingTimeInterval(policy.killPenalty.seconds) }
+    }
+    wake.signal()
+  }
+
+  /// Launches every request that is due and whose requirements hold now, and
+  /// waits until those launches end. Returns how many were launched.
+  ///
+  /// Handlers that submit a request due at once are launched again only by
+  /// the next call (so this always returns).
+  @discardableResult
+  public func launchDueTasks() async -> Int {
+    let launches = takeDue()
+    await withTaskGroup(of: Void.self) { group in
+      for l in launches { group.addTask { await self.execute(l) } }
+    }
+    return launches.count
+  }
+
+  /// The earliest date a pending request becomes due, if any is pending.
+  public func nextDueDate() -> Date? {
+    state.withLock { s in
+      s.pending.requests.map { $0.earliestBeginDate ?? .distantPast }.min()
+    }
+  }
+
+  /// Runs until the calling task is cancelled: launches requests as they
+  /// become due (tasks of different identifiers run side by side), re-reading
+  /// the conditions at least every ``pollInterval`` and at once after a
+  /// submission or the end of a launch. On cancellation, running
+  /// tasks are expired, given the grace, and awaited.
+  public func run() async {
+    await withTaskGroup(of: Void.self) { group in
+      while !Task.isCancelled {
+        for l in takeDue() { group.addTask { await self.execute(l) } }
+        let now = wallClock()
+        var wait = pollInterval
+        if let due = nextDueDate() {
+          let until = Duration.milliseconds(Int64(max(0, due.timeIntervalSince(now)) * 1000))
+          wait = min(wait, max(.milliseconds(50), until))
+        }
+        await wake.wait(timeout: wait)
+        if Task.isCancelled { break }
+      }
+      stopRunning(reason: "shutdown")
+      await group.waitForAll()
+    }
+  }
+
+  /// Expires every running launch now (each gets the grace to complete).
+  public func stopRunning(reason: String = "stopped") {
+    let tasks = state.withLock { s in s.running.keys.sorted().compactMap { s.running[$0] } }
+    for t in tasks { LiveLaunch.expire(t, reason: reason, grace: policy.expirationGrace) }
+  }
+}
+
+/// Wakes the run loop early: after a submission or the end of a launch.
+final class WakeSignal: @unchecked Sendable {
+  // @unchecked Sendable: `waiter` and `pending` are guarded by `lock`;
+  // the continuation is resumed after unlocking.
+  private let lock = NSLock()
+  private var waiter: CheckedContinuation<Void, Never>?
+  private var pending = false
+
+  func signal() {
+    let w: CheckedContinuation<Void, Never>? = lock.withLock {
+      if let w = waiter {
+        waiter = nil
+        return w
+      }
+      pending = true
+      return nil
+    }
+    w?.resume()
+  }
+
+  private func next() async {
+    await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+      let ready: Bool = lock.withLock {
+        if pending {
+          pending = false
+          return true
+        }
+        waiter = c
+        return false
+      }
+      if ready { c.resume() }
+    }
+  }
+
+  /// Returns after a signal, after `timeout`, or at once when cancelled.
+  func wait(timeout: Duration) async {
+    await withTaskGroup(of: Void.self) { group in
+      group.addTask {
+        try? await Task.sleep(for: timeout)
+        self.signal()  // ends `next()` below if the timeout (or cancellation) came first
+      }
+      group.addTask { await self.next() }
+      await group.next()
+      group.cancelAll()
+    }
+  }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+@testable import ForageScheduler
+
+/// Hours as a duration.
+func hours(_ h: Double) -> Duration { .milliseconds(Int64(h * 3_600_000)) }
+/// Days as a duration.
+func days(_ d: Double) -> Duration { hours(d * 24) }
+
+let start = SchedulerDefaults.simulationStart
+
+/// The offset of `date` from the simulation start, in hours.
+func hoursSinceStart(_ date: Date) -> Double { date.timeIntervalSince(start) / 3600 }
+
+/// The time of day of `date` (UTC), in hours.
+func timeOfDay(_ date: Date) -> Double {
+  let h = hoursSinceStart(date)
+  return h - (h / 24).rounded(.down) * 24
+}
+
+/// A scheduler on a scripted timeline with a quiet log.
+func scripted(
+  _ initial: DeviceConditions = .chargingOnWiFi, _ events: [DeviceEvent] = [], policy: SchedulingPolicy = SchedulingPolicy(),
+  seed: UInt64 = 1, permitted: [String]? = nil, traceDevice: Bool = false
+) -> SimulatedScheduler {
+  SimulatedScheduler(
+    device: DeviceTimeline(initial: initial, events: events), policy: policy, seed: seed,
+    permittedIdentifiers: permitted, traceDeviceChanges: traceDevice, log: .silent)
+}
+
+/// Daily app opens at `hour` for `count` days.
+func dailyOpens(at hour: Double, days count: Int, session: Duration = .seconds(300)) -> [DeviceEvent] {
+  (0..<count).map { DeviceEvent(at: hours(Double($0) * 24 + hour), .appOpened(session: session)) }
+}
+
+/// Encodes a trace deterministically.
+func encoded(_ trace: Trace) throws -> Data {
+  let encoder = JSONEncoder()
+  encoder.outputFormatting = [.sortedKeys]
+  return try encoder.encode(trace)
+}
+
+/// A flag a test can flip from another task.
+final class Flag: @unchecked Sendable {
+  // @unchecked Sendable: `value` is guarded by `lock`.
+  private let lock = NSLock()
+  private var value = false
+  func set() { lock.withLock { value = true } }
+  var isSet: Bool { lock.withLock { value } }
+}
+
+/// Collects values from concurrent code.
+final class Collector<T: Sendable>: @unchecked Sendable {
+  // @unchecked Sendable: `items` is guarded by `lock`.
+  private let lock = NSLock()
+  private var items: [T] = []
+  func append(_ t: T) { lock.withLock { items.append(t) } }
+  var all: [T] { lock.withLock { items } }
+}
+
+/// Sleeps even when the current task is cancelled (a stubborn handler that
+/// ignores cancellation). `Task.sleep` would throw at once and spin, starving
+/// the two-thread cooperative pool on this machine.
+func stubbornSleep(milliseconds: Int = 2) async {
+  await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { c.resume() }
+  }
+}
