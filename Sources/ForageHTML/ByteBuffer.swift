@@ -1,0 +1,97 @@
+/// A growable byte buffer the tokenizer owns and frees itself.
+///
+/// Unlike `[UInt8]` it has no copy-on-write or uniqueness checks on each
+/// append, and clearing it is a store; the tokenizer appends to a few of
+/// these for every byte it keeps, so that matters. It is a plain struct
+/// over a pointer: the owner calls `free()` exactly once (in its deinit)
+/// and never copies it.
+struct ByteBuffer {
+  private(set) var base: UnsafeMutablePointer<UInt8>
+  private(set) var count = 0
+  private var capacity: Int
+
+  init(capacity: Int) {
+    self.capacity = max(capacity, 16)
+    base = .allocate(capacity: self.capacity)
+  }
+
+  func free() { base.deallocate() }
+
+  var isEmpty: Bool { count == 0 }
+
+  @inline(never)
+  private mutating func grow(to needed: Int) {
+    let newCapacity = max(needed, capacity * 2)
+    let fresh = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+    fresh.initialize(from: base, count: count)
+    base.deallocate()
+    base = fresh
+    capacity = newCapacity
+  }
+
+  @inline(__always)
+  mutating func append(_ c: UInt8) {
+    if count == capacity { grow(to: count + 1) }
+    base[count] = c
+    count += 1
+  }
+
+  @inline(__always)
+  mutating func append(contentsOf b: UnsafeBufferPointer<UInt8>) {
+    guard let p = b.baseAddress, b.count > 0 else { return }
+    if count + b.count > capacity { grow(to: count + b.count) }
+    (base + count).update(from: p, count: b.count)
+    count += b.count
+  }
+
+  mutating func append(contentsOf other: ByteBuffer) {
+    append(contentsOf: UnsafeBufferPointer(start: other.base, count: other.count))
+  }
+
+  mutating func append<S: Sequence>(contentsOf s: S) where S.Element == UInt8 {
+    for c in s { append(c) }
+  }
+
+  @inline(__always)
+  mutating func removeAll(keepingCapacity: Bool = true) { count = 0 }
+
+  /// The bytes as a String (they are valid UTF-8 by construction).
+  func string() -> String {
+    String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self)
+  }
+
+  var array: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+  func equals(_ other: ByteBuffer) -> Bool {
+    guard count == other.count else { return false }
+    for i in 0..<count where base[i] != other.base[i] { return false }
+    return true
+  }
+
+  func equals(_ s: StaticString) -> Bool {
+    guard count == s.utf8CodeUnitCount else { return false }
+    let p = s.utf8Start
+    for i in 0..<count where base[i] != p[i] { return false }
+    return true
+  }
+}
+
+/// Appends the UTF-8 encoding of scalar `v` to `buf`.
+@inline(__always)
+func appendUTF8(_ v: UInt32, to buf: inout ByteBuffer) {
+  if v < 0x80 {
+    buf.append(UInt8(v))
+  } else if v < 0x800 {
+    buf.append(UInt8(0xC0 | (v >> 6)))
+    buf.append(UInt8(0x80 | (v & 0x3F)))
+  } else if v < 0x10000 {
+    buf.append(UInt8(0xE0 | (v >> 12)))
+    buf.append(UInt8(0x80 | ((v >> 6) & 0x3F)))
+    buf.append(UInt8(0x80 | (v & 0x3F)))
+  } else {
+    buf.append(UInt8(0xF0 | (v >> 18)))
+    buf.append(UInt8(0x80 | ((v >> 12) & 0x3F)))
+    buf.append(UInt8(0x80 | ((v >> 6) & 0x3F)))
+    buf.append(UInt8(0x80 | (v & 0x3F)))
+  }
+}

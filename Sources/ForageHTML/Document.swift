@@ -1,0 +1,325 @@
+/// A parsed HTML document: every node lives in one flat arena.
+///
+/// Nodes are addressed by `NodeID`; `Node` and `Element` are small handles
+/// (document + id) that are cheap to copy. The arena keeps one fixed-size
+/// record per node and shares attribute and text storage, so a page costs a
+/// few times its size in memory rather than an object per node.
+///
+///     let page = Document.parse(Array("<p class=a>Hi</p>".utf8))
+///     let p = try page.selectFirst("p.a")
+///
+/// A `Document` is not `Sendable`: parse and query it on one task, and pass
+/// the values you extracted (strings, records) across boundaries.
+public final class Document {
+  /// One node of the arena. `-1` stands for "none" in the link fields.
+  struct NodeRecord {
+    var kind: NodeKind
+    var namespace: Namespace = .html
+    var parent: Int32 = -1
+    var firstChild: Int32 = -1
+    var lastChild: Int32 = -1
+    var nextSibling: Int32 = -1
+    var previousSibling: Int32 = -1
+    /// Element: index into `names`. Doctype: index into `doctypes`.
+    /// Text and comment: index into `texts`. Template: see `payload`.
+    var name: Int32 = -1
+    /// Text, comment: index into `texts`. Template element: the id of its
+    /// contents fragment. Otherwise -1.
+    var payload: Int32 = -1
+    /// Element attributes: `attributes[attributeStart ..< attributeStart + attributeCount]`.
+    var attributeStart: Int32 = 0
+    var attributeCount: Int32 = 0
+  }
+
+  // The arena's storage skips Swift's run-time exclusivity checks (they cost
+  // the parser a third of its time); a Document is used from one task and
+  // no method holds an access across a call that could touch it again.
+  @exclusivity(unchecked) var nodes: [NodeRecord] = []
+  /// Interned element local names.
+  @exclusivity(unchecked) var names: [String] = []
+  @exclusivity(unchecked) var nameIndex: [String: Int32] = [:]
+  @exclusivity(unchecked) var texts: [String] = []
+  @exclusivity(unchecked) var attributes: [Attribute] = []
+  @exclusivity(unchecked) var doctypes: [Doctype] = []
+
+  /// The document's quirks mode, set by the tree builder from the DOCTYPE.
+  public internal(set) var quirksMode: QuirksMode = .noQuirks
+  /// How many parse errors the tokenizer and tree builder reported.
+  public internal(set) var parseErrorCount: Int = 0
+  /// The parse errors, when parsed with `ParserOptions(collectErrors: true)`;
+  /// empty otherwise.
+  public internal(set) var parseErrors: [ParseError] = []
+  /// The character encoding the bytes were decoded with (`"UTF-8"` for
+  /// documents parsed from a `String`).
+  public internal(set) var encoding: String = "UTF-8"
+
+  /// The id of the document node itself (always the first node).
+  public let rootID = NodeID(raw: 0)
+
+  /// Creates an empty document holding only the document node.
+  public init() {
+    nodes.reserveCapacity(64)
+    nodes.append(NodeRecord(kind: .document))
+    // The parser's known tag names come first, so their codes are the
+    // constants of `T` (see TagSets.swift).
+    names = T.names
+    nameIndex = T.index
+  }
+
+  /// The number of nodes in the arena, detached ones included.
+  public var nodeCount: Int { nodes.count }
+}
+
+/// The quirks mode of a document.
+///
+/// - SeeAlso: <https://dom.spec.whatwg.org/#concept-document-quirks>
+public enum QuirksMode: Sendable {
+  case noQuirks, limitedQuirks, quirks
+}
+
+/// The kind of a DOM node.
+public enum NodeKind: UInt8, Sendable {
+  case document, documentType, element, text, comment, documentFragment
+}
+
+/// The address of a node inside its `Document`.
+public struct NodeID: Hashable, Sendable {
+  public let raw: Int32
+  @inlinable public init(raw: Int32) { self.raw = raw }
+}
+
+// MARK: - Reading the tree
+
+extension Document {
+  @inline(__always) func id(_ raw: Int32) -> NodeID? { raw < 0 ? nil : NodeID(raw: raw) }
+
+  /// The kind of node `n`.
+  public func kind(_ n: NodeID) -> NodeKind { nodes[Int(n.raw)].kind }
+  /// The parent of `n`, or nil for the document node and detached nodes.
+  public func parent(_ n: NodeID) -> NodeID? { id(nodes[Int(n.raw)].parent) }
+  /// The first child of `n`.
+  public func firstChild(_ n: NodeID) -> NodeID? { id(nodes[Int(n.raw)].firstChild) }
+  /// The last child of `n`.
+  public func lastChild(_ n: NodeID) -> NodeID? { id(nodes[Int(n.raw)].lastChild) }
+  /// The next sibling of `n`.
+  public func nextSibling(_ n: NodeID) -> NodeID? { id(nodes[Int(n.raw)].nextSibling) }
+  /// The previous sibling of `n`.
+  public func previousSibling(_ n: NodeID) -> NodeID? { id(nodes[Int(n.raw)].previousSibling) }
+
+  /// The local name of element `n` (lower case for HTML elements; SVG keeps
+  /// its adjusted camel case such as `foreignObject`). Empty for non-elements.
+  public func localName(_ n: NodeID) -> String {
+    let r = nodes[Int(n.raw)]
+    return r.kind == .element ? names[Int(r.name)] : ""
+  }
+
+  /// The interned index of element `n`'s local name, for fast comparisons.
+  func nameCode(_ n: NodeID) -> Int32 { nodes[Int(n.raw)].name }
+
+  /// The namespace of element `n`.
+  public func namespace(_ n: NodeID) -> Namespace { nodes[Int(n.raw)].namespace }
+
+  /// The attributes of element `n`, in source order.
+  public func attributes(_ n: NodeID) -> ArraySlice<Attribute> {
+    let r = nodes[Int(n.raw)]
+    let start = Int(r.attributeStart)
+    return attributes[start..<start + Int(r.attributeCount)]
+  }
+
+  /// The value of the attribute named `name` (no namespace) on element `n`.
+  /// `name` must be lower case for HTML elements.
+  public func attribute(_ n: NodeID, _ name: String) -> String? {
+    for a in attributes(n) where a.namespace == .none && a.name == name { return a.value }
+    return nil
+  }
+
+  /// The data of a text or comment node; empty for other kinds.
+  public func data(_ n: NodeID) -> String {
+    let r = nodes[Int(n.raw)]
+    switch r.kind {
+    case .text, .comment: return texts[Int(r.payload)]
+    default: return ""
+    }
+  }
+
+  /// The DOCTYPE fields of a document type node.
+  public func doctype(_ n: NodeID) -> Doctype? {
+    let r = nodes[Int(n.raw)]
+    return r.kind == .documentType ? doctypes[Int(r.name)] : nil
+  }
+
+  /// The contents fragment of a `<template>` element, or nil.
+  public func templateContents(_ n: NodeID) -> NodeID? {
+    let r = nodes[Int(n.raw)]
+    return r.kind == .element && r.namespace == .html && names[Int(r.name)] == "template"
+      ? id(r.payload) : nil
+  }
+
+  /// The children of `n`, in order.
+  public func children(_ n: NodeID) -> ChildSequence { ChildSequence(document: self, first: nodes[Int(n.raw)].firstChild) }
+
+  /// The node following `n` in tree order within the subtree of `scope`
+  /// (pre-order), or nil at the end. Does not enter template contents.
+  public func following(_ n: NodeID, within scope: NodeID) -> NodeID? {
+    let r = nodes[Int(n.raw)]
+    if r.firstChild >= 0 { return NodeID(raw: r.firstChild) }
+    var cur = n.raw
+    while cur != scope.raw {
+      let c = nodes[Int(cur)]
+      if c.nextSibling >= 0 { return NodeID(raw: c.nextSibling) }
+      cur = c.parent
+      if cur < 0 { return nil }
+    }
+    return nil
+  }
+}
+
+/// The children of a node, as a sequence of ids.
+public struct ChildSequence: Sequence, IteratorProtocol {
+  let document: Document
+  var cursor: Int32
+  init(document: Document, first: Int32) { self.document = document; self.cursor = first }
+  public mutating func next() -> NodeID? {
+    guard cursor >= 0 else { return nil }
+    let n = NodeID(raw: cursor)
+    cursor = document.nodes[Int(cursor)].nextSibling
+    return n
+  }
+}
+
+// MARK: - Building the tree
+
+extension Document {
+  func intern(_ name: String) -> Int32 {
+    if let i = nameIndex[name] { return i }
+    let i = Int32(names.count)
+    names.append(name)
+    nameIndex[name] = i
+    return i
+  }
+
+  /// Creates a detached element. Template elements get a contents fragment.
+  public func createElement(_ localName: String, namespace: Namespace = .html, attributes: [Attribute] = []) -> NodeID {
+    var r = NodeRecord(kind: .element)
+    r.namespace = namespace
+    r.name = intern(localName)
+    r.attributeStart = Int32(self.attributes.count)
+    r.attributeCount = Int32(attributes.count)
+    self.attributes.append(contentsOf: attributes)
+    let n = NodeID(raw: Int32(nodes.count))
+    nodes.append(r)
+    if namespace == .html && localName == "template" {
+      let fragment = Int32(nodes.count)
+      nodes.append(NodeRecord(kind: .documentFragment))
+      nodes[Int(n.raw)].payload = fragment
+    }
+    return n
+  }
+
+  /// Creates a detached element from an interned name code (the parser's
+  /// fast path).
+  func createElement(code: Int32, namespace: Namespace, attributes: [Attribute]) -> Int32 {
+    var r = NodeRecord(kind: .element)
+    r.namespace = namespace
+    r.name = code
+    if !attributes.isEmpty {
+      r.attributeStart = Int32(self.attributes.count)
+      r.attributeCount = Int32(attributes.count)
+      self.attributes.append(contentsOf: attributes)
+    }
+    let n = Int32(nodes.count)
+    nodes.append(r)
+    if namespace == .html && code == T.template {
+      nodes[Int(n)].payload = Int32(nodes.count)
+      nodes.append(NodeRecord(kind: .documentFragment))
+    }
+    return n
+  }
+
+  /// Creates a detached text node.
+  public func createText(_ data: String) -> NodeID {
+    var r = NodeRecord(kind: .text)
+    r.payload = Int32(texts.count)
+    texts.append(data)
+    nodes.append(r)
+    return NodeID(raw: Int32(nodes.count - 1))
+  }
+
+  /// Creates a detached comment node.
+  public func createComment(_ data: String) -> NodeID {
+    var r = NodeRecord(kind: .comment)
+    r.payload = Int32(texts.count)
+    texts.append(data)
+    nodes.append(r)
+    return NodeID(raw: Int32(nodes.count - 1))
+  }
+
+  /// Creates a detached document type node.
+  public func createDoctype(_ doctype: Doctype) -> NodeID {
+    var r = NodeRecord(kind: .documentType)
+    r.name = Int32(doctypes.count)
+    doctypes.append(doctype)
+    nodes.append(r)
+    return NodeID(raw: Int32(nodes.count - 1))
+  }
+
+  /// Appends `data` to a text node.
+  public func appendData(_ n: NodeID, _ data: String) {
+    texts[Int(nodes[Int(n.raw)].payload)] += data
+  }
+
+  /// Adds attributes to element `n` (those it does not have yet are added;
+  /// existing names are kept, as the tree builder's "add the attribute if
+  /// missing" steps require).
+  public func addMissingAttributes(_ n: NodeID, _ extra: [Attribute]) {
+    var current = Array(attributes(n))
+    var changed = false
+    for a in extra where !current.contains(where: { $0.name == a.name && $0.namespace == a.namespace }) {
+      current.append(a)
+      changed = true
+    }
+    guard changed else { return }
+    let r = nodes[Int(n.raw)]
+    if Int(r.attributeStart) + Int(r.attributeCount) == attributes.count {
+      attributes.removeLast(Int(r.attributeCount))
+    }
+    nodes[Int(n.raw)].attributeStart = Int32(attributes.count)
+    nodes[Int(n.raw)].attributeCount = Int32(current.count)
+    attributes.append(contentsOf: current)
+  }
+
+  /// Detaches `n` from its parent (no-op when detached).
+  public func remove(_ n: NodeID) {
+    let r = nodes[Int(n.raw)]
+    guard r.parent >= 0 else { return }
+    if r.previousSibling >= 0 { nodes[Int(r.previousSibling)].nextSibling = r.nextSibling }
+    else { nodes[Int(r.parent)].firstChild = r.nextSibling }
+    if r.nextSibling >= 0 { nodes[Int(r.nextSibling)].previousSibling = r.previousSibling }
+    else { nodes[Int(r.parent)].lastChild = r.previousSibling }
+    nodes[Int(n.raw)].parent = -1
+    nodes[Int(n.raw)].nextSibling = -1
+    nodes[Int(n.raw)].previousSibling = -1
+  }
+
+  /// Appends `child` as the last child of `parent`, detaching it first.
+  public func append(_ child: NodeID, to parent: NodeID) {
+    remove(child)
+    let last = nodes[Int(parent.raw)].lastChild
+    nodes[Int(child.raw)].parent = parent.raw
+    nodes[Int(child.raw)].previousSibling = last
+    if last >= 0 { nodes[Int(last)].nextSibling = child.raw } else { nodes[Int(parent.raw)].firstChild = child.raw }
+    nodes[Int(parent.raw)].lastChild = child.raw
+  }
+
+  /// Inserts `child` into `parent` before `reference` (or last when nil).
+  public func insert(_ child: NodeID, into parent: NodeID, before reference: NodeID?) {
+    guard let reference else { return append(child, to: parent) }
+    remove(child)
+    let prev = nodes[Int(reference.raw)].previousSibling
+    nodes[Int(child.raw)].parent = parent.raw
+    nodes[Int(child.raw)].previousSibling = prev
+    nodes[Int(child.raw)].nextSibling = reference.raw
+    nodes[Int(reference.raw)].previousSibling = child.raw
+    if prev >= 0 { nodes[Int(prev)].nextSibling = child.raw } else { nodes[Int(parent.raw)].firstChild = child.raw }
+  }
+}

@@ -1,0 +1,49 @@
+/// A handle to an element of a `Document`.
+///
+///     for product in try page.select("div.product") {
+///       print(product.attr("data-sku") ?? "-", product.text)
+///     }
+public struct Element {
+  /// The document that holds the element.
+  public let document: Document
+  /// The element's address in its document.
+  public let id: NodeID
+
+  /// Wraps `id`, which must be an element of `document`.
+  public init(_ document: Document, _ id: NodeID) {
+    self.document = document
+    self.id = id
+  }
+
+  /// The local name (`div`, `svg`, `foreignObject`).
+  public var localName: String { document.localName(id) }
+  /// The element's namespace.
+  public var namespace: Namespace { document.namespace(id) }
+  /// The attributes, in source order.
+  public var attributes: ArraySlice<Attribute> { document.attributes(id) }
+
+  /// The value of an attribute, looked up ASCII case-insensitively on HTML
+  /// elements, or nil when absent.
+  public func attr(_ name: String) -> String? {
+    if namespace == .html, name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) {
+      return document.attribute(id, name.lowercased())
+    }
+    return document.attribute(id, name)
+  }
+
+  /// The parent element, if the parent is an element.
+  public var parent: Element? {
+    guard let p = document.parent(id), document.kind(p) == .element else { return nil }
+    return Element(document, p)
+  }
+
+  /// The child elements, in order.
+  public var children: [Element] {
+    document.children(id).filter { document.kind($0) == .element }.map { Element(document, $0) }
+  }
+}
+
+extension Element: Hashable {
+  public static func == (a: Element, b: Element) -> Bool { a.document === b.document && a.id == b.id }
+  public func hash(into h: inout Hasher) { h.combine(ObjectIdentifier(document)); h.combine(id) }
+}

@@ -1,0 +1,407 @@
+/// Input decoding: encoding sniffing and the decoders Forage supports, all
+/// producing UTF-8 with newlines normalized for the tokenizer.
+///
+///     let (utf8, name) = InputDecoder.decode(bytes, transportEncoding: "text/html; charset=ISO-8859-1")
+///     // name == "windows-1252"
+///
+/// - SeeAlso: <https://html.spec.whatwg.org/#determining-the-character-encoding>,
+///   <https://encoding.spec.whatwg.org/>
+public enum InputDecoder {
+  /// The encodings with a decoder here.
+  public enum Encoding: String, Sendable {
+    case utf8 = "UTF-8"
+    case utf16LE = "UTF-16LE"
+    case utf16BE = "UTF-16BE"
+    case windows1252 = "windows-1252"
+  }
+
+  /// Maps a WHATWG encoding label (`latin1`, ` UTF8 `…) to a supported
+  /// encoding, or nil for labels of encodings Forage does not decode.
+  ///
+  /// - SeeAlso: <https://encoding.spec.whatwg.org/#concept-encoding-get>
+  public static func encoding(forLabel label: String) -> Encoding? {
+    var l = Substring(label)
+    while let f = l.first, f == " " || f == "\t" || f == "\n" || f == "\r" || f == "\u{0C}" { l.removeFirst() }
+    while let f = l.last, f == " " || f == "\t" || f == "\n" || f == "\r" || f == "\u{0C}" { l.removeLast() }
+    switch l.lowercased() {
+    case "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "utf-8", "utf8", "x-unicode20utf8":
+      return .utf8
+    case "ansi_x3.4-1968", "ascii", "cp1252", "cp819", "csisolatin1", "ibm819", "iso-8859-1",
+         "iso-ir-100", "iso8859-1", "iso88591", "iso_8859-1", "iso_8859-1:1987", "l1", "latin1",
+         "us-ascii", "windows-1252", "x-cp1252", "x-user-defined":
+      return .windows1252
+    case "unicodefffe", "utf-16be":
+      return .utf16BE
+    case "csunicode", "iso-10646-ucs-2", "ucs-2", "unicode", "unicodefeff", "utf-16", "utf-16le":
+      return .utf16LE
+    default:
+      return nil
+    }
+  }
+
+  /// Picks the encoding of `bytes`: BOM, then the transport charset (a label
+  /// or a whole `Content-Type` value), then a `<meta>` prescan of the first
+  /// 1024 bytes, then UTF-8 when the bytes are valid UTF-8, else
+  /// windows-1252.
+  ///
+  /// - Returns: the encoding and the number of BOM bytes to skip.
+  public static func sniff(_ bytes: [UInt8], transportEncoding: String? = nil) -> (Encoding, bomLength: Int) {
+    if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { return (.utf8, 3) }
+    if bytes.count >= 2 && bytes[0] == 0xFE && bytes[1] == 0xFF { return (.utf16BE, 2) }
+    if bytes.count >= 2 && bytes[0] == 0xFF && bytes[1] == 0xFE { return (.utf16LE, 2) }
+    if let t = transportEncoding {
+      let label = charsetParameter(t) ?? t
+      if let e = encoding(forLabel: label) { return (e, 0) }
+    }
+    if let label = prescan(bytes), var e = encoding(forLabel: label) {
+      if e == .utf16BE || e == .utf16LE { e = .utf8 }
+      return (e, 0)
+    }
+    return (isValidUTF8(bytes) ? .utf8 : .windows1252, 0)
+  }
+
+  /// Decodes `bytes` to UTF-8 (invalid sequences become U+FFFD) and
+  /// normalizes CR and CRLF to LF.
+  public static func decode(_ bytes: [UInt8], transportEncoding: String? = nil) -> (utf8: [UInt8], encoding: Encoding) {
+    let (e, bom) = sniff(bytes, transportEncoding: transportEncoding)
+    // The common case needs no copy: valid UTF-8 without a BOM or a CR.
+    if e == .utf8 && bom == 0 && isCleanUTF8(bytes) { return (bytes, e) }
+    return (decode(bytes, from: bom, as: e), e)
+  }
+
+  /// True when `bytes` is valid UTF-8 and holds no CR.
+  static func isCleanUTF8(_ bytes: [UInt8]) -> Bool {
+    bytes.withUnsafeBufferPointer { b in
+      var i = 0
+      while i < b.count {
+        i = scanPlainASCII(b, i)
+        if i >= b.count { break }
+        if b[i] == 0x0D { return false }
+        let l = utf8SequenceLength(b, i)
+        if l <= 0 { return false }
+        i += l
+      }
+      return true
+    }
+  }
+
+  /// Decodes `bytes[start...]` from encoding `e` to normalized UTF-8.
+  public static func decode(_ bytes: [UInt8], from start: Int = 0, as e: Encoding) -> [UInt8] {
+    var out: [UInt8] = []
+    out.reserveCapacity(bytes.count - start + 16)
+    bytes.withUnsafeBufferPointer { b in
+      switch e {
+      case .utf8: decodeUTF8(b, start, &out)
+      case .windows1252: decode1252(b, start, &out)
+      case .utf16LE: decodeUTF16(b, start, bigEndian: false, &out)
+      case .utf16BE: decodeUTF16(b, start, bigEndian: true, &out)
+      }
+    }
+    return out
+  }
+
+  /// Normalizes newlines of text that is already valid UTF-8.
+  static func normalizeNewlines(_ bytes: [UInt8]) -> [UInt8] {
+    guard bytes.contains(0x0D) else { return bytes }
+    var out: [UInt8] = []
+    out.reserveCapacity(bytes.count)
+    var i = 0
+    while i < bytes.count {
+      let c = bytes[i]
+      if c == 0x0D {
+        out.append(0x0A)
+        if i + 1 < bytes.count && bytes[i + 1] == 0x0A { i += 1 }
+      } else {
+        out.append(c)
+      }
+      i += 1
+    }
+    return out
+  }
+
+  // MARK: Decoders
+
+  /// https://encoding.spec.whatwg.org/#utf-8-decoder
+  static func decodeUTF8(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, _ out: inout [UInt8]) {
+    let n = b.count
+    var i = start
+    while i < n {
+      // ASCII run.
+      let runStart = i
+      i = scanPlainASCII(b, i)
+      if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: b[runStart..<i])) }
+      guard i < n else { break }
+      let c = b[i]
+      if c == 0x0D {
+        out.append(0x0A)
+        i += 1
+        if i < n && b[i] == 0x0A { i += 1 }
+        continue
+      }
+      let length = utf8SequenceLength(b, i)
+      if length > 0 {
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: b[i..<i + length]))
+        i += length
+      } else {
+        out.append(0xEF); out.append(0xBF); out.append(0xBD)
+        i += max(1, -length)
+      }
+    }
+  }
+
+  /// The length of the valid UTF-8 sequence at `i`, or minus the length of
+  /// the maximal invalid subpart to replace with one U+FFFD.
+  @inline(__always)
+  static func utf8SequenceLength(_ b: UnsafeBufferPointer<UInt8>, _ i: Int) -> Int {
+    let c = b[i]
+    let n = b.count
+    var need = 0
+    var lower: UInt8 = 0x80, upper: UInt8 = 0xBF
+    switch c {
+    case 0xC2...0xDF: need = 1
+    case 0xE0: need = 2; lower = 0xA0
+    case 0xE1...0xEC, 0xEE...0xEF: need = 2
+    case 0xED: need = 2; upper = 0x9F
+    case 0xF0: need = 3; lower = 0x90
+    case 0xF1...0xF3: need = 3
+    case 0xF4: need = 3; upper = 0x8F
+    default: return -1
+    }
+    var j = 1
+    while j <= need {
+      guard i + j < n else { return -j }
+      let d = b[i + j]
+      if d < lower || d > upper { return -j }
+      lower = 0x80; upper = 0xBF
+      j += 1
+    }
+    return need + 1
+  }
+
+  /// The index of the first byte at or after `i` that is not ASCII or is a
+  /// CR (or `b.count`), scanning eight bytes at a time.
+  @inline(__always)
+  static func scanPlainASCII(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, allowCR: Bool = false) -> Int {
+    var i = start
+    let n = b.count
+    guard let base = b.baseAddress else { return n }
+    let raw = UnsafeRawPointer(base)
+    let high: UInt64 = 0x8080_8080_8080_8080
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let crs: UInt64 = 0x0D0D_0D0D_0D0D_0D0D
+    while i + 8 <= n {
+      let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+      if w & high != 0 { break }
+      if !allowCR {
+        let v = w ^ crs
+        if (v &- ones) & ~v & high != 0 { break }
+      }
+      i += 8
+    }
+    while i < n {
+      let c = base[i]
+      if c >= 0x80 || (!allowCR && c == 0x0D) { break }
+      i += 1
+    }
+    return i
+  }
+
+  /// True when `bytes` is entirely valid UTF-8.
+  public static func isValidUTF8(_ bytes: [UInt8]) -> Bool {
+    bytes.withUnsafeBufferPointer { b in
+      var i = 0
+      while i < b.count {
+        i = scanPlainASCII(b, i, allowCR: true)
+        if i >= b.count { break }
+        let l = utf8SequenceLength(b, i)
+        if l <= 0 { return false }
+        i += l
+      }
+      return true
+    }
+  }
+
+  /// https://encoding.spec.whatwg.org/#single-byte-decoder (windows-1252)
+  static func decode1252(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, _ out: inout [UInt8]) {
+    var i = start
+    while i < b.count {
+      let c = b[i]
+      i += 1
+      if c == 0x0D {
+        out.append(0x0A)
+        if i < b.count && b[i] == 0x0A { i += 1 }
+      } else if c < 0x80 {
+        out.append(c)
+      } else if c < 0xA0 {
+        let r = c1Replacements[Int(c - 0x80)]
+        appendUTF8(r != 0 ? r : UInt32(c), to: &out)
+      } else {
+        appendUTF8(UInt32(c), to: &out)
+      }
+    }
+  }
+
+  /// https://encoding.spec.whatwg.org/#shared-utf-16-decoder
+  static func decodeUTF16(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, bigEndian: Bool, _ out: inout [UInt8]) {
+    var i = start
+    var pendingCR = false
+    func put(_ v: UInt32, _ out: inout [UInt8]) {
+      if v == 0x0D { out.append(0x0A); pendingCR = true; return }
+      if v == 0x0A && pendingCR { pendingCR = false; return }
+      pendingCR = false
+      appendUTF8(v, to: &out)
+    }
+    while i + 1 < b.count {
+      let u = bigEndian ? UInt32(b[i]) << 8 | UInt32(b[i + 1]) : UInt32(b[i + 1]) << 8 | UInt32(b[i])
+      i += 2
+      if u >= 0xD800 && u <= 0xDBFF {
+        if i + 1 < b.count {
+          let u2 = bigEndian ? UInt32(b[i]) << 8 | UInt32(b[i + 1]) : UInt32(b[i + 1]) << 8 | UInt32(b[i])
+          if u2 >= 0xDC00 && u2 <= 0xDFFF {
+            i += 2
+            put(0x10000 + ((u - 0xD800) << 10) + (u2 - 0xDC00), &out)
+            continue
+          }
+        }
+        put(0xFFFD, &out)
+      } else if u >= 0xDC00 && u <= 0xDFFF {
+        put(0xFFFD, &out)
+      } else {
+        put(u, &out)
+      }
+    }
+    if i < b.count { put(0xFFFD, &out) }
+  }
+
+  // MARK: Prescan
+
+  /// The `charset` parameter of a `Content-Type` value, if any.
+  static func charsetParameter(_ contentType: String) -> String? {
+    let bytes = Array(contentType.utf8)
+    guard bytes.contains(UInt8(ascii: "=")) else { return nil }
+    return extractCharset(bytes[...])
+  }
+
+  /// https://html.spec.whatwg.org/#algorithm-for-extracting-a-character-encoding-from-a-meta-element
+  static func extractCharset(_ s: ArraySlice<UInt8>) -> String? {
+    let b = Array(s)
+    var i = 0
+    while true {
+      // Find "charset" case-insensitively.
+      var found = false
+      while i + 7 <= b.count {
+        if b[i..<i + 7].map(toLower).elementsEqual("charset".utf8) { found = true; i += 7; break }
+        i += 1
+      }
+      guard found else { return nil }
+      while i < b.count && isHTMLWhitespace(b[i]) { i += 1 }
+      guard i < b.count else { return nil }
+      if b[i] != UInt8(ascii: "=") { continue }
+      i += 1
+      while i < b.count && isHTMLWhitespace(b[i]) { i += 1 }
+      guard i < b.count else { return nil }
+      let q = b[i]
+      if q == UInt8(ascii: "\"") || q == UInt8(ascii: "'") {
+        guard let close = b[(i + 1)...].firstIndex(of: q) else { return nil }
+        return String(decoding: b[(i + 1)..<close], as: UTF8.self)
+      }
+      var j = i
+      while j < b.count && !isHTMLWhitespace(b[j]) && b[j] != UInt8(ascii: ";") { j += 1 }
+      return String(decoding: b[i..<j], as: UTF8.self)
+    }
+  }
+
+  /// Prescans the first 1024 bytes for a `<meta>` encoding declaration and
+  /// returns its label.
+  ///
+  /// - SeeAlso: <https://html.spec.whatwg.org/#prescan-a-byte-stream-to-determine-its-encoding>
+  static func prescan(_ all: [UInt8]) -> String? {
+    let b = Array(all.prefix(1024))
+    let n = b.count
+    var i = 0
+    func at(_ k: Int) -> UInt8 { k < n ? b[k] : 0 }
+    while i < n {
+      if at(i) == UInt8(ascii: "<") && at(i + 1) == UInt8(ascii: "!") && at(i + 2) == UInt8(ascii: "-") && at(i + 3) == UInt8(ascii: "-") {
+        var j = i + 2
+        while j + 2 < n && !(b[j] == UInt8(ascii: "-") && b[j + 1] == UInt8(ascii: "-") && b[j + 2] == UInt8(ascii: ">")) { j += 1 }
+        i = j + 3
+        continue
+      }
+      if at(i) == UInt8(ascii: "<") && toLower(at(i + 1)) == UInt8(ascii: "m") && toLower(at(i + 2)) == UInt8(ascii: "e")
+        && toLower(at(i + 3)) == UInt8(ascii: "t") && toLower(at(i + 4)) == UInt8(ascii: "a")
+        && (isHTMLWhitespace(at(i + 5)) || at(i + 5) == UInt8(ascii: "/")) {
+        i += 5
+        var seen = Set<String>()
+        var gotPragma = false
+        var needPragma: Bool? = nil
+        var charset: String? = nil
+        while let (name, value) = attribute(b, &i) {
+          if seen.contains(name) { continue }
+          seen.insert(name)
+          if name == "http-equiv" {
+            if value.lowercased() == "content-type" { gotPragma = true }
+          } else if name == "content" {
+            if charset == nil, let c = extractCharset(Array(value.utf8)[...]) {
+              charset = c
+              needPragma = true
+            }
+          } else if name == "charset" {
+            charset = value
+            needPragma = false
+          }
+        }
+        if let needPragma, let charset, !(needPragma && !gotPragma) {
+          if encoding(forLabel: charset) != nil { return charset }
+        }
+        continue
+      }
+      if at(i) == UInt8(ascii: "<") && (isAlpha(at(i + 1)) || (at(i + 1) == UInt8(ascii: "/") && isAlpha(at(i + 2)))) {
+        while i < n && !isHTMLWhitespace(b[i]) && b[i] != UInt8(ascii: ">") { i += 1 }
+        while attribute(b, &i) != nil {}
+        continue
+      }
+      if at(i) == UInt8(ascii: "<") && (at(i + 1) == UInt8(ascii: "!") || at(i + 1) == UInt8(ascii: "/") || at(i + 1) == UInt8(ascii: "?")) {
+        while i < n && b[i] != UInt8(ascii: ">") { i += 1 }
+        i += 1
+        continue
+      }
+      i += 1
+    }
+    return nil
+  }
+
+  /// https://html.spec.whatwg.org/#concept-get-attributes-when-sniffing
+  static func attribute(_ b: [UInt8], _ i: inout Int) -> (String, String)? {
+    let n = b.count
+    while i < n && (isHTMLWhitespace(b[i]) || b[i] == UInt8(ascii: "/")) { i += 1 }
+    guard i < n, b[i] != UInt8(ascii: ">") else { return nil }
+    var name: [UInt8] = []
+    var value: [UInt8] = []
+    // Name.
+    while i < n {
+      let c = b[i]
+      if c == UInt8(ascii: "=") && !name.isEmpty { break }
+      if isHTMLWhitespace(c) { break }
+      if c == UInt8(ascii: "/") || c == UInt8(ascii: ">") { return (String(decoding: name, as: UTF8.self), "") }
+      name.append(toLower(c))
+      i += 1
+    }
+    while i < n && isHTMLWhitespace(b[i]) { i += 1 }
+    guard i < n, b[i] == UInt8(ascii: "=") else { return (String(decoding: name, as: UTF8.self), "") }
+    i += 1
+    while i < n && isHTMLWhitespace(b[i]) { i += 1 }
+    guard i < n else { return nil }
+    let q = b[i]
+    if q == UInt8(ascii: "\"") || q == UInt8(ascii: "'") {
+      i += 1
+      while i < n && b[i] != q { value.append(toLower(b[i])); i += 1 }
+      guard i < n else { return nil }
+      i += 1
+    } else if q == UInt8(ascii: ">") {
+      return (String(decoding: name, as: UTF8.self), "")
+    } else {
+      while i < n && !isHTMLWhitespace(b[i]) && b[i] != UInt8(ascii: ">") { value.append(toLower(b[i])); i += 1 }
+    }
+    return (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
+  }
+}

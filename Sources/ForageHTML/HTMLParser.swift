@@ -1,0 +1,94 @@
+/// Entry points of the HTML parser.
+///
+///     let page = Document.parse(bytes, transportEncoding: "text/html; charset=utf-8")
+///     let (fragment, root) = Document.parseFragment(html: "<td>1</td>", context: "tr")
+///
+/// - SeeAlso: <https://html.spec.whatwg.org/#parsing>
+extension Document {
+  /// Parses a document from bytes.
+  ///
+  /// The encoding is sniffed as the spec describes: a byte order mark, then
+  /// `transportEncoding` (a label such as `"utf-8"` or a whole
+  /// `Content-Type` value), then a `<meta charset>` / `http-equiv` prescan
+  /// of the first 1024 bytes; without any, bytes that are valid UTF-8
+  /// decode as UTF-8, otherwise as windows-1252. Parsing never fails:
+  /// errors are counted in `parseErrorCount`.
+  ///
+  ///     let page = Document.parse(Array("<p class=a>Hi</p>".utf8))
+  ///
+  /// - SeeAlso: <https://html.spec.whatwg.org/#determining-the-character-encoding>
+  public static func parse(_ bytes: [UInt8], transportEncoding: String? = nil) -> Document {
+    parse(bytes, transportEncoding: transportEncoding, options: ParserOptions())
+  }
+
+  /// Parses a document from bytes with `options` (error list, scripting flag).
+  public static func parse(_ bytes: [UInt8], transportEncoding: String? = nil, options: ParserOptions) -> Document {
+    let (utf8, encoding) = InputDecoder.decode(bytes, transportEncoding: transportEncoding)
+    let doc = parseDecoded(utf8, options: options)
+    doc.encoding = encoding.rawValue
+    return doc
+  }
+
+  /// Parses a document from a string.
+  ///
+  ///     let page = Document.parse(html: "<title>Hi</title>")
+  public static func parse(html: String, options: ParserOptions = ParserOptions()) -> Document {
+    parseDecoded(InputDecoder.normalizeNewlines(Array(html.utf8)), options: options)
+  }
+
+  static func parseDecoded(_ utf8: [UInt8], options: ParserOptions) -> Document {
+    let doc = Document()
+    utf8.withUnsafeBufferPointer { input in
+      let tokenizer = Tokenizer(borrowing: input, collectErrors: options.collectErrors)
+      let builder = TreeBuilder(document: doc, tokenizer: tokenizer, scripting: options.scripting, collectErrors: options.collectErrors)
+      builder.run()
+      doc.finishParse(tokenizer, builder)
+    }
+    return doc
+  }
+
+  func finishParse(_ tokenizer: Tokenizer, _ builder: TreeBuilder) {
+    parseErrorCount = tokenizer.errorCount + builder.errorCount
+    if let a = tokenizer.errors, let b = builder.errors {
+      parseErrors = (a + b).sorted { $0.offset < $1.offset }
+    }
+  }
+
+  /// Parses an HTML fragment as the spec's fragment parsing algorithm does
+  /// for `innerHTML`, with a context element named `context` in
+  /// `contextNamespace`.
+  ///
+  ///     let (doc, root) = Document.parseFragment(html: "<li>a<li>b", context: "ul")
+  ///     let items = doc.children(root)   // two <li> elements
+  ///
+  /// - Returns: the document and the `html` element whose children are the
+  ///   parsed nodes.
+  /// - SeeAlso: <https://html.spec.whatwg.org/#parsing-html-fragments>
+  public static func parseFragment(html: String, context: String, contextNamespace: Namespace = .html,
+                                   options: ParserOptions = ParserOptions()) -> (Document, NodeID) {
+    let doc = Document()
+    let tokenizer = Tokenizer(InputDecoder.normalizeNewlines(Array(html.utf8)), collectErrors: options.collectErrors)
+    let builder = TreeBuilder(document: doc, tokenizer: tokenizer, scripting: options.scripting, collectErrors: options.collectErrors)
+    let code = doc.intern(context)
+    let contextNode = doc.createElement(code: code, namespace: contextNamespace, attributes: [])
+    if contextNamespace == .html {
+      switch code {
+      case T.title, T.textarea: tokenizer.state = .rcdata
+      case T.style, T.xmp, T.iframe, T.noembed, T.noframes: tokenizer.state = .rawtext
+      case T.script: tokenizer.state = .scriptData
+      case T.noscript: tokenizer.state = options.scripting ? .rawtext : .data
+      case T.plaintext: tokenizer.state = .plaintext
+      default: break
+      }
+    }
+    let root = doc.createElement(code: T.html, namespace: .html, attributes: [])
+    doc.append(NodeID(raw: root), to: doc.rootID)
+    builder.push(OpenElement(node: root, code: T.html, ns: .html))
+    builder.context = OpenElement(node: contextNode, code: code, ns: contextNamespace)
+    if contextNamespace == .html && code == T.template { builder.templateModes.append(.inTemplate) }
+    builder.resetInsertionMode()
+    builder.run()
+    doc.finishParse(tokenizer, builder)
+    return (doc, NodeID(raw: root))
+  }
+}

@@ -1,0 +1,236 @@
+/// A parsed CSS selector list, ready to match elements of any `Document`.
+///
+/// Parse once and reuse: parsing checks the whole selector and throws a
+/// `SelectorError` naming the problem and its position.
+///
+///     let price = try Selector("div.product > .price")
+///     for page in pages {
+///       for element in page.select(price) { print(element.text) }
+///     }
+///
+/// Supported (a subset of Selectors Level 4): type and universal selectors,
+/// `#id`, `.class`, attribute selectors `[a]`, `=`, `~=`, `|=`, `^=`, `$=`,
+/// `*=` with the `i` and `s` flags, the combinators descendant, `>`, `+`,
+/// `~`, selector lists, `:not()`, `:is()`, `:where()`, `:has()` with
+/// relative selectors, `:nth-child(An+B [of S])`, `:nth-last-child()`,
+/// `:nth-of-type()`, `:nth-last-of-type()`, `:first-child`, `:last-child`,
+/// `:only-child`, `:first-of-type`, `:last-of-type`, `:only-of-type`,
+/// `:empty`, `:root`, `:scope`, `:checked`, `:disabled`, `:enabled`,
+/// `:link` and `:any-link`. Anything else (`:hover`, `::before`, namespace
+/// prefixes) is an error rather than a selector that silently never matches;
+/// `:is()` and `:where()` are parsed strictly, not forgivingly, for the same
+/// reason.
+///
+/// Matching follows the HTML case rules: element and attribute names match
+/// ASCII case-insensitively on HTML elements and case-sensitively on SVG and
+/// MathML elements (`foreignObject`); attribute values are case-sensitive
+/// unless the `i` flag is given or the attribute is one the HTML standard
+/// lists as case-insensitive for selectors (`type`, `lang`, `rel`…); ids and
+/// classes are case-insensitive only in quirks-mode documents.
+///
+/// - SeeAlso: <https://www.w3.org/TR/selectors-4/>,
+///   <https://html.spec.whatwg.org/#case-sensitivity-of-selectors>
+public struct Selector: Sendable {
+  /// The selector text this value was parsed from.
+  public let source: String
+  let list: SelectorList
+  /// The type selectors, by ordinal (`CompoundSelector.typeOrdinal`), so a
+  /// match can resolve each name to the document's interned code once.
+  let typeNames: [TypeName]
+
+  /// Parses a selector list.
+  ///
+  ///     let links = try Selector("a[href^='https:' i]:not(.nav a)")
+  ///
+  /// - Throws: `SelectorError` when `css` is not a valid selector list in
+  ///   the supported subset, naming the problem and its character offset.
+  public init(_ css: String) throws(SelectorError) {
+    var parser = SelectorParser(css)
+    let list = try parser.parseTopLevel()
+    self.source = css
+    self.list = list
+    self.typeNames = parser.typeNames
+  }
+
+  /// True when `element` matches this selector (any selector of the list).
+  ///
+  /// `:scope` stands for the element itself here.
+  public func matches(_ element: Element) -> Bool {
+    let matcher = SelectorMatcher(self, document: element.document, scope: element.id)
+    return matcher.matches(element.id)
+  }
+}
+
+extension Selector: CustomStringConvertible {
+  public var description: String { source }
+}
+
+/// A comma-separated list of complex selectors: matches when any matches.
+struct SelectorList: Sendable {
+  var selectors: [ComplexSelector]
+}
+
+/// Compound selectors joined by combinators, stored right to left.
+///
+/// `compounds[0]` is the subject; `combinators[i]` joins `compounds[i]`
+/// (on its right) to `compounds[i + 1]` (on its left). For `ul > li a`:
+/// compounds `[a, li, ul]`, combinators `[.descendant, .child]`.
+struct ComplexSelector: Sendable {
+  var compounds: [CompoundSelector]
+  var combinators: [Combinator]
+}
+
+/// https://www.w3.org/TR/selectors-4/#combinators
+enum Combinator: UInt8, Sendable {
+  /// `A B`
+  case descendant
+  /// `A > B`
+  case child
+  /// `A + B`
+  case nextSibling
+  /// `A ~ B`
+  case subsequentSibling
+}
+
+/// A type selector's name, kept as written (for SVG and MathML elements)
+/// and lower-cased (for HTML elements).
+struct TypeName: Sendable {
+  var exact: String
+  var lower: String
+}
+
+/// A sequence of simple selectors that all apply to one element.
+///
+/// https://www.w3.org/TR/selectors-4/#compound
+struct CompoundSelector: Sendable {
+  /// Index into `Selector.typeNames`, or -1 for the universal selector (or
+  /// no type selector at all).
+  var typeOrdinal: Int32 = -1
+  var simples: [SimpleSelector] = []
+}
+
+/// The simple selectors other than type and universal.
+enum SimpleSelector: Sendable {
+  /// https://www.w3.org/TR/selectors-4/#id-selectors
+  case id(String)
+  /// https://www.w3.org/TR/selectors-4/#class-html
+  case className(String)
+  /// https://www.w3.org/TR/selectors-4/#attribute-selectors
+  case attribute(AttributeSelector)
+  /// https://www.w3.org/TR/selectors-4/#negation
+  case not(SelectorList)
+  /// `:is()` and `:where()` (specificity is not computed, so they are the
+  /// same here). https://www.w3.org/TR/selectors-4/#matches
+  case isAny(SelectorList)
+  /// https://www.w3.org/TR/selectors-4/#relational
+  case has([RelativeSelector])
+  /// The `:nth-*` family and its `:first-*` / `:last-*` shorthands.
+  /// https://www.w3.org/TR/selectors-4/#child-index
+  case nth(NthSelector)
+  /// https://www.w3.org/TR/selectors-4/#the-only-child-pseudo
+  case onlyChild
+  /// https://www.w3.org/TR/selectors-4/#the-only-of-type-pseudo
+  case onlyOfType
+  /// https://www.w3.org/TR/selectors-4/#the-empty-pseudo
+  case empty
+  /// https://www.w3.org/TR/selectors-4/#the-root-pseudo
+  case root
+  /// https://www.w3.org/TR/selectors-4/#the-scope-pseudo
+  case scope
+  /// https://html.spec.whatwg.org/#selector-checked
+  case checked
+  /// https://html.spec.whatwg.org/#selector-disabled
+  case disabled
+  /// https://html.spec.whatwg.org/#selector-enabled
+  case enabled
+  /// `:link` and `:any-link` (nothing is visited).
+  /// https://html.spec.whatwg.org/#selector-link
+  case link
+  /// Internal: the element a `:has()` argument is anchored at.
+  case hasAnchor
+}
+
+/// `[name op value flag]`.
+struct AttributeSelector: Sendable {
+  enum Operator: UInt8, Sendable {
+    /// `[a]`
+    case exists
+    /// `[a=v]`
+    case equals
+    /// `[a~=v]`: one of the whitespace-separated words is `v`.
+    case includes
+    /// `[a|=v]`: `v` or starts with `v-`.
+    case dashMatch
+    /// `[a^=v]`
+    case prefix
+    /// `[a$=v]`
+    case suffix
+    /// `[a*=v]`
+    case substring
+  }
+
+  /// The case flag: none (the HTML rules decide), `i` or `s`.
+  enum CaseFlag: UInt8, Sendable {
+    case none, insensitive, sensitive
+  }
+
+  var name: TypeName
+  var op: Operator
+  var value: String
+  var flag: CaseFlag
+  /// ASCII-lower-cased `value`, for case-insensitive comparisons.
+  var lowerValue: String
+  /// True when the HTML standard makes this attribute's value
+  /// case-insensitive on HTML elements (absent an `s` flag).
+  var htmlCaseInsensitive: Bool
+}
+
+/// `:nth-child(An+B of S)` and relatives.
+struct NthSelector: Sendable {
+  enum Kind: UInt8, Sendable {
+    case child, lastChild, ofType, lastOfType
+  }
+
+  var kind: Kind
+  var a: Int
+  var b: Int
+  /// The `of S` filter (only for `child` and `lastChild`).
+  var of: SelectorList?
+
+  /// True when some n ≥ 0 gives `a*n + b == position` (1-based).
+  func accepts(_ position: Int) -> Bool {
+    if a == 0 { return position == b }
+    let diff = position - b
+    return diff % a == 0 && diff / a >= 0
+  }
+}
+
+/// A `:has()` argument: a complex selector whose leftmost compound is the
+/// internal anchor, joined to the rest by the leading combinator.
+///
+/// https://www.w3.org/TR/selectors-4/#relative
+struct RelativeSelector: Sendable {
+  /// The leading combinator (descendant when none was written).
+  var leading: Combinator
+  /// The selector, ending (leftmost) in a `.hasAnchor` compound.
+  var complex: ComplexSelector
+  /// True when the selector's own combinators include `+` or `~` besides
+  /// the leading one (so candidates are not only in the anchor's subtree).
+  var reachesSiblings: Bool
+  /// True when the selector's own combinators include descendant or child
+  /// combinators (so candidates after a sibling combinator include their
+  /// subtrees).
+  var reachesDescendants: Bool
+}
+
+/// The attributes whose values match ASCII case-insensitively on HTML
+/// elements. https://html.spec.whatwg.org/#case-sensitivity-of-selectors
+let caseInsensitiveAttributeValues: Set<String> = [
+  "accept", "accept-charset", "align", "alink", "axis", "bgcolor", "charset",
+  "checked", "clear", "codetype", "color", "compact", "declare", "defer", "dir",
+  "direction", "disabled", "enctype", "face", "frame", "hreflang", "http-equiv",
+  "lang", "language", "link", "media", "method", "multiple", "nohref",
+  "noresize", "noshade", "nowrap", "readonly", "rel", "rev", "rules", "scope",
+  "scrolling", "selected", "shape", "target", "text", "type", "valign",
+  "valuetype", "vlink",
+]

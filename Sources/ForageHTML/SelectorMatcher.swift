@@ -1,0 +1,619 @@
+/// Matches a parsed `Selector` against the elements of one `Document`.
+///
+/// Complex selectors are matched right to left: the subject compound first,
+/// then the combinators walk to parents and previous siblings. Failures
+/// carry a hint on where the search may resume (the classic
+/// "restart from the closest descendant / later sibling" pruning), so a
+/// chain of descendant combinators costs linear, not exponential, time in
+/// the depth of the tree. Type selectors are resolved once per matcher to
+/// the document's interned name codes and compared as integers.
+///
+/// Recursion depth is bounded by the selector (its number of compounds and
+/// nesting, both limited by the parser), never by the tree.
+///
+/// - SeeAlso: <https://www.w3.org/TR/selectors-4/#match-against-element>
+struct SelectorMatcher {
+  let document: Document
+  let selector: Selector
+  /// The element `:scope` stands for (-1: none).
+  let scope: Int32
+  /// Per type ordinal: the interned code of the lower-cased name (matched
+  /// against HTML elements) and of the name as written (other namespaces);
+  /// -1 when the document has no element of that name.
+  let lowerCodes: [Int32]
+  let exactCodes: [Int32]
+  /// Ids and classes match case-insensitively in quirks mode.
+  let quirks: Bool
+  /// Snapshots of the document's arena (copy-on-write: no copy is made).
+  /// Reading them through this struct avoids reference counting and
+  /// exclusivity checks on the document's stored properties in the hot loop.
+  let nodes: [Document.NodeRecord]
+  let attributeStore: [Attribute]
+
+  init(_ selector: Selector, document: Document, scope: NodeID?) {
+    self.document = document
+    self.nodes = document.nodes
+    self.attributeStore = document.attributes
+    self.selector = selector
+    self.scope = scope?.raw ?? -1
+    self.quirks = document.quirksMode == .quirks
+    var lower: [Int32] = []
+    var exact: [Int32] = []
+    lower.reserveCapacity(selector.typeNames.count)
+    exact.reserveCapacity(selector.typeNames.count)
+    for name in selector.typeNames {
+      lower.append(document.nameIndex[name.lower] ?? -1)
+      exact.append(document.nameIndex[name.exact] ?? -1)
+    }
+    self.lowerCodes = lower
+    self.exactCodes = exact
+    // The subject's type of each top-level selector, for a quick reject
+    // before any selector structure is touched.
+    var subjectLower: [Int32] = []
+    var subjectExact: [Int32] = []
+    for complex in selector.list.selectors {
+      let ordinal = complex.compounds[0].typeOrdinal
+      subjectLower.append(ordinal >= 0 ? lower[Int(ordinal)] : Self.anyType)
+      subjectExact.append(ordinal >= 0 ? exact[Int(ordinal)] : Self.anyType)
+    }
+    self.subjectLower = subjectLower
+    self.subjectExact = subjectExact
+  }
+
+  /// Sibling indexes for the `:nth-*` family, computed per parent on
+  /// first use (a class: the matcher itself is an immutable value).
+  let siblingIndexes = SiblingIndexCache()
+
+  /// In `subjectLower`/`subjectExact`: the subject has no type selector.
+  static let anyType: Int32 = -2
+  let subjectLower: [Int32]
+  let subjectExact: [Int32]
+
+  /// True when element `n` matches the selector.
+  func matches(_ n: NodeID) -> Bool {
+    guard nodes[Int(n.raw)].kind == .element else { return false }
+    return matches(selector.list, n.raw, anchor: -1)
+  }
+
+  /// Appends to `result` the elements strictly inside `root` that match,
+  /// in tree order (template contents are not children, so they are not
+  /// visited); stops after the first when `firstOnly`.
+  func collect(under root: Int32, firstOnly: Bool, into result: inout [Element]) {
+    let list = selector.list
+    let count = list.selectors.count
+    var n = nodes[Int(root)].firstChild
+    while n >= 0 {
+      let r = nodes[Int(n)]
+      var matched = false
+      if r.kind == .element {
+        var i = 0
+        while i < count {
+          let wanted = r.namespace == .html ? subjectLower[i] : subjectExact[i]
+          if (wanted == Self.anyType || wanted == r.name)
+            && matchComplex(list.selectors[i], 0, n, anchor: -1) == .matched
+          {
+            matched = true
+            break
+          }
+          i += 1
+        }
+      }
+      if matched {
+        result.append(Element(document, NodeID(raw: n)))
+        if firstOnly { return }
+      }
+      if r.firstChild >= 0 {
+        n = r.firstChild
+        continue
+      }
+      var c = n
+      n = -1
+      while c != root {
+        let next = nodes[Int(c)].nextSibling
+        if next >= 0 {
+          n = next
+          break
+        }
+        c = nodes[Int(c)].parent
+        if c < 0 { break }
+      }
+    }
+  }
+
+  // MARK: - Tree helpers
+
+  /// The parent of `n` when it is an element, else -1.
+  @inline(__always) func parentElement(_ n: Int32) -> Int32 {
+    let p = nodes[Int(n)].parent
+    return p >= 0 && nodes[Int(p)].kind == .element ? p : -1
+  }
+
+  @inline(__always) func previousElement(_ n: Int32) -> Int32 {
+    var c = nodes[Int(n)].previousSibling
+    while c >= 0 {
+      if nodes[Int(c)].kind == .element { return c }
+      c = nodes[Int(c)].previousSibling
+    }
+    return -1
+  }
+
+  @inline(__always) func nextElement(_ n: Int32) -> Int32 {
+    var c = nodes[Int(n)].nextSibling
+    while c >= 0 {
+      if nodes[Int(c)].kind == .element { return c }
+      c = nodes[Int(c)].nextSibling
+    }
+    return -1
+  }
+
+  @inline(__always) func isHTML(_ n: Int32) -> Bool {
+    nodes[Int(n)].namespace == .html
+  }
+
+  /// The value of the no-namespace attribute `name` of element `n`.
+  @inline(__always) func attributeValue(_ n: Int32, _ name: String) -> String? {
+    let r = nodes[Int(n)]
+    var i = Int(r.attributeStart)
+    let end = i + Int(r.attributeCount)
+    while i < end {
+      if attributeStore[i].namespace == .none && attributeStore[i].name == name { return attributeStore[i].value }
+      i += 1
+    }
+    return nil
+  }
+
+  /// True when `n` is an HTML element whose local name is `name`.
+  func isHTMLElement(_ n: Int32, _ name: String) -> Bool {
+    let id = NodeID(raw: n)
+    return document.kind(id) == .element && document.namespace(id) == .html
+      && document.localName(id) == name
+  }
+
+  func hasAttribute(_ n: Int32, _ name: String) -> Bool {
+    attributeValue(n, name) != nil
+  }
+
+  // MARK: - Lists, complex and compound selectors
+
+  func matches(_ list: SelectorList, _ e: Int32, anchor: Int32) -> Bool {
+    // Index loops (not for-in) so no selector value is copied per element.
+    list.selectors.withUnsafeBufferPointer { selectors in
+      for i in selectors.indices where matchComplex(selectors[i], 0, e, anchor: anchor) == .matched {
+        return true
+      }
+      return false
+    }
+  }
+
+  /// The outcome of matching the part of a complex selector left of (and
+  /// including) one compound. The failure kinds tell the caller which
+  /// further candidates cannot succeed either.
+  enum Outcome {
+    case matched
+    /// Try the next candidate of the nearest sibling combinator.
+    case restartFromLaterSibling
+    /// Give up sibling candidates; try the next descendant-combinator
+    /// candidate.
+    case restartFromDescendant
+    /// No candidate anywhere can succeed.
+    case failedGlobally
+  }
+
+  /// Matches `complex.compounds[i...]` with `compounds[i]` at element `e`.
+  func matchComplex(_ complex: ComplexSelector, _ i: Int, _ e: Int32, anchor: Int32) -> Outcome {
+    let compoundMatches = complex.compounds.withUnsafeBufferPointer { matchCompound($0[i], e, anchor: anchor) }
+    guard compoundMatches else { return .restartFromLaterSibling }
+    if i == complex.combinators.count { return .matched }
+    let combinator = complex.combinators[i]
+    let notFound: Outcome
+    switch combinator {
+    case .nextSibling, .subsequentSibling: notFound = .restartFromDescendant
+    case .child, .descendant: notFound = .failedGlobally
+    }
+    var candidate = e
+    while true {
+      switch combinator {
+      case .child, .descendant: candidate = parentElement(candidate)
+      case .nextSibling, .subsequentSibling: candidate = previousElement(candidate)
+      }
+      guard candidate >= 0 else { return notFound }
+      let outcome = matchComplex(complex, i + 1, candidate, anchor: anchor)
+      switch (outcome, combinator) {
+      case (.matched, _), (.failedGlobally, _), (_, .nextSibling):
+        return outcome
+      case (_, .child):
+        return .restartFromDescendant
+      case (.restartFromDescendant, .subsequentSibling):
+        return outcome
+      default:
+        continue
+      }
+    }
+  }
+
+  @inline(__always)
+  func matchCompound(_ compound: CompoundSelector, _ e: Int32, anchor: Int32) -> Bool {
+    if compound.typeOrdinal >= 0 {
+      let r = nodes[Int(e)]
+      let ordinal = Int(compound.typeOrdinal)
+      let wanted = r.namespace == .html ? lowerCodes[ordinal] : exactCodes[ordinal]
+      if r.name != wanted { return false }
+    }
+    return compound.simples.withUnsafeBufferPointer { simples in
+      for i in simples.indices where !matchSimple(simples[i], e, anchor: anchor) { return false }
+      return true
+    }
+  }
+
+  // MARK: - Simple selectors
+
+  @inline(__always)
+  func matchSimple(_ simple: SimpleSelector, _ e: Int32, anchor: Int32) -> Bool {
+    switch simple {
+    case .id(let id):
+      guard let value = attributeValue(e, "id") else { return false }
+      return quirks ? asciiEqualFolded(value, asciiLowercased(id)) : value == id
+    case .className(let name):
+      guard let value = attributeValue(e, "class") else { return false }
+      return containsWord(value, quirks ? asciiLowercased(name) : name, fold: quirks)
+    case .attribute(let a):
+      return matchAttribute(a, e)
+    case .not(let list):
+      return !matches(list, e, anchor: anchor)
+    case .isAny(let list):
+      return matches(list, e, anchor: anchor)
+    case .has(let relatives):
+      return matchHas(relatives, e)
+    case .nth(let nth):
+      let index = position(of: e, nth)
+      return index > 0 && nth.accepts(index)
+    case .onlyChild:
+      return previousElement(e) < 0 && nextElement(e) < 0
+    case .onlyOfType:
+      return typeIndex(e, forward: false) == 1 && typeIndex(e, forward: true) == 1
+    case .empty:
+      var child = nodes[Int(e)].firstChild
+      while child >= 0 {
+        switch nodes[Int(child)].kind {
+        case .element: return false
+        case .text: if !document.data(NodeID(raw: child)).isEmpty { return false }
+        default: break
+        }
+        child = nodes[Int(child)].nextSibling
+      }
+      return true
+    case .root:
+      let p = nodes[Int(e)].parent
+      return p >= 0 && nodes[Int(p)].kind == .document
+    case .scope:
+      return e == scope
+    case .hasAnchor:
+      return e == anchor
+    case .checked:
+      guard isHTML(e) else { return false }
+      let name = document.localName(NodeID(raw: e))
+      if name == "input" {
+        guard hasAttribute(e, "checked"), let type = attributeValue(e, "type") else { return false }
+        let lower = asciiLowercased(type)
+        return lower == "checkbox" || lower == "radio"
+      }
+      return name == "option" && hasAttribute(e, "selected")
+    case .disabled:
+      return isActuallyDisabled(e) == true
+    case .enabled:
+      return isActuallyDisabled(e) == false
+    case .link:
+      guard isHTML(e) else { return false }
+      let name = document.localName(NodeID(raw: e))
+      return (name == "a" || name == "area") && hasAttribute(e, "href")
+    }
+  }
+
+  /// https://www.w3.org/TR/selectors-4/#attribute-selectors
+  func matchAttribute(_ a: AttributeSelector, _ e: Int32) -> Bool {
+    let html = isHTML(e)
+    guard let value = attributeValue(e, html ? a.name.lower : a.name.exact) else { return false }
+    let fold = a.flag == .insensitive || (a.flag == .none && html && a.htmlCaseInsensitive)
+    let wanted = fold ? a.lowerValue : a.value
+    switch a.op {
+    case .exists: return true
+    case .equals: return fold ? asciiEqualFolded(value, wanted) : value == wanted
+    case .includes: return containsWord(value, wanted, fold: fold)
+    case .dashMatch: return dashMatches(value, wanted, fold: fold)
+    case .prefix: return !wanted.isEmpty && bytesHasPrefix(value, wanted, fold: fold)
+    case .suffix: return !wanted.isEmpty && bytesHasSuffix(value, wanted, fold: fold)
+    case .substring: return !wanted.isEmpty && bytesContains(value, wanted, fold: fold)
+    }
+  }
+
+  /// `:has()`: some candidate element relative to `e` matches one of the
+  /// relative selectors (whose leftmost compound is anchored at `e`).
+  /// https://www.w3.org/TR/selectors-4/#relational
+  func matchHas(_ relatives: [RelativeSelector], _ e: Int32) -> Bool {
+    for relative in relatives {
+      switch relative.leading {
+      case .child where !relative.reachesDescendants:
+        // Candidates: the children of `e`.
+        var child = nodes[Int(e)].firstChild
+        while child >= 0 {
+          if nodes[Int(child)].kind == .element, matchComplex(relative.complex, 0, child, anchor: e) == .matched {
+            return true
+          }
+          child = nodes[Int(child)].nextSibling
+        }
+      case .child, .descendant:
+        if anyInSubtree(of: e, relative, anchor: e) { return true }
+      case .nextSibling, .subsequentSibling:
+        let siblingsOnly = relative.leading == .nextSibling && !relative.reachesSiblings
+        var s = nextElement(e)
+        while s >= 0 {
+          if matchComplex(relative.complex, 0, s, anchor: e) == .matched { return true }
+          if relative.reachesDescendants && anyInSubtree(of: s, relative, anchor: e) { return true }
+          if siblingsOnly { break }
+          s = nextElement(s)
+        }
+      }
+    }
+    return false
+  }
+
+  /// True when some element strictly inside `root` matches `relative`.
+  func anyInSubtree(of root: Int32, _ relative: RelativeSelector, anchor: Int32) -> Bool {
+    let scopeID = NodeID(raw: root)
+    var n = document.following(scopeID, within: scopeID)
+    while let c = n {
+      if document.kind(c) == .element, matchComplex(relative.complex, 0, c.raw, anchor: anchor) == .matched {
+        return true
+      }
+      n = document.following(c, within: scopeID)
+    }
+    return false
+  }
+
+  // MARK: - Structural pseudo-classes
+
+  /// The 1-based index that `nth` counts for element `e` (0 when an
+  /// `of S` filter excludes `e` itself).
+  func position(of e: Int32, _ nth: NthSelector) -> Int {
+    if nth.of == nil, let cached = cachedIndex(e, nth.kind) { return cached }
+    switch nth.kind {
+    case .ofType: return typeIndex(e, forward: false)
+    case .lastOfType: return typeIndex(e, forward: true)
+    case .child, .lastChild:
+      let forward = nth.kind == .lastChild
+      if let of = nth.of {
+        // `of S`: the element itself must match S; count siblings matching S.
+        guard matches(of, e, anchor: -1) else { return 0 }
+        var index = 1
+        var s = forward ? nextElement(e) : previousElement(e)
+        while s >= 0 {
+          if matches(of, s, anchor: -1) { index += 1 }
+          s = forward ? nextElement(s) : previousElement(s)
+        }
+        return index
+      }
+      var index = 1
+      var s = forward ? nextElement(e) : previousElement(e)
+      while s >= 0 {
+        index += 1
+        s = forward ? nextElement(s) : previousElement(s)
+      }
+      return index
+    }
+  }
+
+  /// The index of `e` for `kind` from the per-parent cache (filling it for
+  /// `e`'s parent on first use), or nil for an element without a parent.
+  func cachedIndex(_ e: Int32, _ kind: NthSelector.Kind) -> Int? {
+    let p = nodes[Int(e)].parent
+    guard p >= 0 else { return nil }
+    let cache = siblingIndexes
+    if cache.fromStart.isEmpty || cache.fromStart[Int(e)] == 0 { cache.fill(parent: p, nodes) }
+    switch kind {
+    case .child: return Int(cache.fromStart[Int(e)])
+    case .lastChild: return Int(cache.fromEnd[Int(e)])
+    case .ofType: return Int(cache.typeFromStart[Int(e)])
+    case .lastOfType: return Int(cache.typeFromEnd[Int(e)])
+    }
+  }
+
+  /// The 1-based index of `e` among its siblings of the same type, counted
+  /// from the start (or from the end when `forward`).
+  func typeIndex(_ e: Int32, forward: Bool) -> Int {
+    if let cached = cachedIndex(e, forward ? .lastOfType : .ofType) { return cached }
+    let code = nodes[Int(e)].name
+    let namespace = nodes[Int(e)].namespace
+    var index = 1
+    var s = forward ? nextElement(e) : previousElement(e)
+    while s >= 0 {
+      if nodes[Int(s)].name == code && nodes[Int(s)].namespace == namespace { index += 1 }
+      s = forward ? nextElement(s) : previousElement(s)
+    }
+    return index
+  }
+
+  // MARK: - Form states
+
+  /// True when `e` is "actually disabled", false when it is a form element
+  /// that is enabled, nil when `:enabled`/`:disabled` do not apply.
+  /// https://html.spec.whatwg.org/#concept-element-disabled
+  func isActuallyDisabled(_ e: Int32) -> Bool? {
+    guard isHTML(e) else { return nil }
+    switch document.localName(NodeID(raw: e)) {
+    case "button", "input", "select", "textarea", "fieldset":
+      return hasAttribute(e, "disabled") || inDisabledFieldset(e)
+    case "optgroup":
+      return hasAttribute(e, "disabled")
+    case "option":
+      if hasAttribute(e, "disabled") { return true }
+      let p = parentElement(e)
+      return p >= 0 && isHTMLElement(p, "optgroup") && hasAttribute(p, "disabled")
+    default:
+      return nil
+    }
+  }
+
+  /// True when `e` is inside a fieldset with a `disabled` attribute, and not
+  /// inside that fieldset's first `legend` child.
+  /// https://html.spec.whatwg.org/#concept-fieldset-disabled
+  func inDisabledFieldset(_ e: Int32) -> Bool {
+    var child = e
+    var p = parentElement(e)
+    while p >= 0 {
+      if isHTMLElement(p, "fieldset") && hasAttribute(p, "disabled") {
+        var legend: Int32 = -1
+        var c = document.firstChild(NodeID(raw: p))
+        while let n = c {
+          if isHTMLElement(n.raw, "legend") {
+            legend = n.raw
+            break
+          }
+          c = document.nextSibling(n)
+        }
+        if child != legend { return true }
+      }
+      child = p
+      p = parentElement(p)
+    }
+    return false
+  }
+}
+
+/// The positions of elements among their element siblings, filled one
+/// parent at a time, so `:nth-child()` and relatives cost linear rather than
+/// quadratic time over a long list of siblings.
+final class SiblingIndexCache {
+  /// Per node id: 1-based index among element siblings from the start and
+  /// from the end, and among siblings of the same type; 0 = not computed.
+  var fromStart: [Int32] = []
+  var fromEnd: [Int32] = []
+  var typeFromStart: [Int32] = []
+  var typeFromEnd: [Int32] = []
+
+  /// Computes the indexes of every element child of `parent`.
+  func fill(parent: Int32, _ nodes: [Document.NodeRecord]) {
+    if fromStart.isEmpty {
+      fromStart = Array(repeating: 0, count: nodes.count)
+      fromEnd = fromStart
+      typeFromStart = fromStart
+      typeFromEnd = fromStart
+    }
+    var total: Int32 = 0
+    var perType: [Int64: Int32] = [:]
+    var c = nodes[Int(parent)].firstChild
+    while c >= 0 {
+      let r = nodes[Int(c)]
+      if r.kind == .element {
+        total += 1
+        fromStart[Int(c)] = total
+        let key = Int64(r.name) << 8 | Int64(r.namespace.rawValue)
+        let n = (perType[key] ?? 0) + 1
+        perType[key] = n
+        typeFromStart[Int(c)] = n
+      }
+      c = r.nextSibling
+    }
+    c = nodes[Int(parent)].firstChild
+    while c >= 0 {
+      let r = nodes[Int(c)]
+      if r.kind == .element {
+        fromEnd[Int(c)] = total - fromStart[Int(c)] + 1
+        let key = Int64(r.name) << 8 | Int64(r.namespace.rawValue)
+        typeFromEnd[Int(c)] = perType[key, default: 0] - typeFromStart[Int(c)] + 1
+      }
+      c = r.nextSibling
+    }
+  }
+}
+
+// MARK: - Byte-level string helpers (no allocation)
+
+@inline(__always) func foldASCII(_ b: UInt8) -> UInt8 {
+  b &- 0x41 < 26 ? b | 0x20 : b
+}
+
+@inline(__always) func isASCIIWhitespace(_ b: UInt8) -> Bool {
+  b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0C || b == 0x0D
+}
+
+/// Runs `body` over the UTF-8 bytes of `s` (contiguous, without a copy,
+/// for native strings; bridged ones are copied once).
+@inline(__always) func withBytes<R>(_ s: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+  if let result = s.utf8.withContiguousStorageIfAvailable(body) { return result }
+  return Array(s.utf8).withUnsafeBufferPointer(body)
+}
+
+func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ aStart: Int, _ b: UnsafeBufferPointer<UInt8>, count: Int, fold: Bool) -> Bool {
+  if fold {
+    for i in 0..<count where foldASCII(a[aStart + i]) != b[i] { return false }
+  } else {
+    for i in 0..<count where a[aStart + i] != b[i] { return false }
+  }
+  return true
+}
+
+/// `value` equals `lowerWanted` ignoring ASCII case (`lowerWanted` is
+/// already lower-cased).
+func asciiEqualFolded(_ value: String, _ lowerWanted: String) -> Bool {
+  withBytes(value) { v in
+    withBytes(lowerWanted) { w in
+      v.count == w.count && bytesEqual(v, 0, w, count: w.count, fold: true)
+    }
+  }
+}
+
+func bytesHasPrefix(_ value: String, _ wanted: String, fold: Bool) -> Bool {
+  withBytes(value) { v in
+    withBytes(wanted) { w in
+      v.count >= w.count && bytesEqual(v, 0, w, count: w.count, fold: fold)
+    }
+  }
+}
+
+func bytesHasSuffix(_ value: String, _ wanted: String, fold: Bool) -> Bool {
+  withBytes(value) { v in
+    withBytes(wanted) { w in
+      v.count >= w.count && bytesEqual(v, v.count - w.count, w, count: w.count, fold: fold)
+    }
+  }
+}
+
+func bytesContains(_ value: String, _ wanted: String, fold: Bool) -> Bool {
+  withBytes(value) { v in
+    withBytes(wanted) { w in
+      guard v.count >= w.count else { return false }
+      for start in 0...(v.count - w.count) where bytesEqual(v, start, w, count: w.count, fold: fold) {
+        return true
+      }
+      return false
+    }
+  }
+}
+
+/// `value` is `wanted` or starts with `wanted` followed by `-`.
+func dashMatches(_ value: String, _ wanted: String, fold: Bool) -> Bool {
+  withBytes(value) { v in
+    withBytes(wanted) { w in
+      guard v.count >= w.count, bytesEqual(v, 0, w, count: w.count, fold: fold) else { return false }
+      return v.count == w.count || v[w.count] == 0x2D
+    }
+  }
+}
+
+/// One of the ASCII-whitespace-separated words of `value` is `word`.
+func containsWord(_ value: String, _ word: String, fold: Bool) -> Bool {
+  withBytes(value) { v in
+    withBytes(word) { w in
+      guard !w.isEmpty, !w.contains(where: isASCIIWhitespace) else { return false }
+      var i = 0
+      let n = v.count
+      while i < n {
+        while i < n && isASCIIWhitespace(v[i]) { i += 1 }
+        let start = i
+        while i < n && !isASCIIWhitespace(v[i]) { i += 1 }
+        if i - start == w.count && bytesEqual(v, start, w, count: w.count, fold: fold) { return true }
+      }
+      return false
+    }
+  }
+}

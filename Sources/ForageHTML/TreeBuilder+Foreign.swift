@@ -1,0 +1,149 @@
+/// Foreign content (SVG and MathML): the rules, integration points and the
+/// name adjustments.
+extension TreeBuilder {
+  /// https://html.spec.whatwg.org/#mathml-text-integration-point
+  func isMathMLTextIntegrationPoint(_ e: OpenElement) -> Bool {
+    e.ns == .mathml && (e.code == T.mi || e.code == T.mo || e.code == T.mn || e.code == T.ms || e.code == T.mtext)
+  }
+
+  /// https://html.spec.whatwg.org/#html-integration-point
+  func isHTMLIntegrationPoint(_ e: OpenElement) -> Bool {
+    if e.ns == .svg { return e.code == T.foreignObject || e.code == T.desc || e.code == T.title }
+    if e.ns == .mathml && e.code == T.annotationXml {
+      if let enc = doc.attribute(NodeID(raw: e.node), "encoding")?.lowercased() {
+        return enc == "text/html" || enc == "application/xhtml+xml"
+      }
+    }
+    return false
+  }
+
+  /// https://html.spec.whatwg.org/#parsing-main-inforeign
+  func processForeign(_ token: BuilderToken) -> BuilderToken? {
+    switch token {
+    case .chars(var s):
+      if framesetOK && s.utf8.contains(where: { $0 != 0 && !isHTMLWhitespace($0) }) { framesetOK = false }
+      if charsMayHaveNUL && s.utf8.contains(0) {
+        error("unexpected-null-character")
+        s = String(decoding: s.utf8.flatMap { $0 == 0 ? [0xEF, 0xBF, 0xBD] : [$0] }, as: UTF8.self)
+      }
+      insertCharacters(s)
+      return nil
+    case .comment(let s):
+      insertComment(s)
+      return nil
+    case .doctype:
+      error("unexpected-doctype")
+      return nil
+    case .start(var t):
+      let breakout = T.foreignBreakout.contains(t.code)
+        || (t.code == T.font && t.attributes.contains { $0.name == "color" || $0.name == "face" || $0.name == "size" })
+      if breakout {
+        error("unexpected-html-in-foreign-content")
+        while let c = stack.last, c.ns != .html, !isMathMLTextIntegrationPoint(c), !isHTMLIntegrationPoint(c) {
+          pop()
+        }
+        return processInMode(token)
+      }
+      let ns = adjustedCurrentNode?.ns ?? .html
+      if ns == .svg, let adjusted = Self.svgTagNames[t.name] {
+        t.name = adjusted
+        t.code = doc.intern(adjusted)
+      }
+      Self.adjustForeignAttributes(&t, ns)
+      insertElement(t, ns)
+      if t.selfClosing { pop() }
+      return nil
+    case .end(let t) where t.code == T.br || t.code == T.p:
+      error("unexpected-html-in-foreign-content")
+      while let c = stack.last, c.ns != .html, !isMathMLTextIntegrationPoint(c), !isHTMLIntegrationPoint(c) {
+        pop()
+      }
+      return processInMode(token)
+    case .end(let t):
+      var i = stack.count - 1
+      if !Self.lowercasedName(doc.names[Int(stack[i].code)], equals: t.name) { error("unexpected-end-tag") }
+      while i > 0 {
+        let node = stack[i]
+        if Self.lowercasedName(doc.names[Int(node.code)], equals: t.name) {
+          while stack.count > i { pop() }
+          return nil
+        }
+        i -= 1
+        if stack[i].ns == .html { return processInMode(token) }
+      }
+      return nil
+    case .eof:
+      return processInMode(token)
+    }
+  }
+
+  static func lowercasedName(_ name: String, equals lower: String) -> Bool {
+    let a = name.utf8, b = lower.utf8
+    guard a.count == b.count else { return false }
+    return zip(a, b).allSatisfy { toLower($0) == $1 }
+  }
+
+  /// Adjusts MathML or SVG attribute names and the foreign (xlink, xml,
+  /// xmlns) attributes of a tag inserted in namespace `ns`.
+  ///
+  /// - SeeAlso: <https://html.spec.whatwg.org/#adjust-mathml-attributes>,
+  ///   <https://html.spec.whatwg.org/#adjust-svg-attributes>,
+  ///   <https://html.spec.whatwg.org/#adjust-foreign-attributes>
+  static func adjustForeignAttributes(_ t: inout TagToken, _ ns: Namespace) {
+    guard !t.attributes.isEmpty else { return }
+    for i in t.attributes.indices {
+      let name = t.attributes[i].name
+      if ns == .mathml && name == "definitionurl" {
+        t.attributes[i].name = "definitionURL"
+      } else if ns == .svg, let adjusted = svgAttributeNames[name] {
+        t.attributes[i].name = adjusted
+      }
+      if let (prefix, local, space) = foreignAttributes[name] {
+        t.attributes[i].name = local
+        t.attributes[i].prefix = prefix
+        t.attributes[i].namespace = space
+      }
+    }
+  }
+
+  static let foreignAttributes: [String: (String?, String, AttributeNamespace)] = [
+    "xlink:actuate": ("xlink", "actuate", .xlink), "xlink:arcrole": ("xlink", "arcrole", .xlink),
+    "xlink:href": ("xlink", "href", .xlink), "xlink:role": ("xlink", "role", .xlink),
+    "xlink:show": ("xlink", "show", .xlink), "xlink:title": ("xlink", "title", .xlink),
+    "xlink:type": ("xlink", "type", .xlink), "xml:lang": ("xml", "lang", .xml),
+    "xml:space": ("xml", "space", .xml), "xmlns": (nil, "xmlns", .xmlns),
+    "xmlns:xlink": ("xmlns", "xlink", .xmlns),
+  ]
+
+  /// https://html.spec.whatwg.org/#parsing-main-inforeign (SVG tag names)
+  static let svgTagNames: [String: String] = {
+    var d: [String: String] = [:]
+    for n in [
+      "altGlyph", "altGlyphDef", "altGlyphItem", "animateColor", "animateMotion", "animateTransform",
+      "clipPath", "feBlend", "feColorMatrix", "feComponentTransfer", "feComposite", "feConvolveMatrix",
+      "feDiffuseLighting", "feDisplacementMap", "feDistantLight", "feDropShadow", "feFlood", "feFuncA",
+      "feFuncB", "feFuncG", "feFuncR", "feGaussianBlur", "feImage", "feMerge", "feMergeNode",
+      "feMorphology", "feOffset", "fePointLight", "feSpecularLighting", "feSpotLight", "feTile",
+      "feTurbulence", "foreignObject", "glyphRef", "linearGradient", "radialGradient", "textPath",
+    ] { d[n.lowercased()] = n }
+    return d
+  }()
+
+  /// https://html.spec.whatwg.org/#adjust-svg-attributes
+  static let svgAttributeNames: [String: String] = {
+    var d: [String: String] = [:]
+    for n in [
+      "attributeName", "attributeType", "baseFrequency", "baseProfile", "calcMode", "clipPathUnits",
+      "diffuseConstant", "edgeMode", "filterUnits", "glyphRef", "gradientTransform", "gradientUnits",
+      "kernelMatrix", "kernelUnitLength", "keyPoints", "keySplines", "keyTimes", "lengthAdjust",
+      "limitingConeAngle", "markerHeight", "markerUnits", "markerWidth", "maskContentUnits", "maskUnits",
+      "numOctaves", "pathLength", "patternContentUnits", "patternTransform", "patternUnits", "pointsAtX",
+      "pointsAtY", "pointsAtZ", "preserveAlpha", "preserveAspectRatio", "primitiveUnits", "refX", "refY",
+      "repeatCount", "repeatDur", "requiredExtensions", "requiredFeatures", "specularConstant",
+      "specularExponent", "spreadMethod", "startOffset", "stdDeviation", "stitchTiles", "surfaceScale",
+      "systemLanguage", "tableValues", "targetX", "targetY", "textLength", "viewBox", "viewTarget",
+      "xChannelSelector", "yChannelSelector", "zoomAndPan",
+    ] { d[n.lowercased()] = n }
+    return d
+  }()
+}

@@ -1,0 +1,666 @@
+/// A start or end tag as the tree builder sees it: the token plus its
+/// interned name code.
+struct TagToken {
+  var name: String
+  var code: Int32
+  var attributes: [Attribute]
+  var selfClosing: Bool
+}
+
+/// The tokens the tree builder's modes handle.
+enum BuilderToken {
+  case doctype(Doctype)
+  case start(TagToken)
+  case end(TagToken)
+  case comment(String)
+  case chars(String)
+  case eof
+}
+
+/// An entry of the stack of open elements.
+struct OpenElement {
+  var node: Int32
+  var code: Int32
+  var ns: Namespace
+  @inline(__always) func isHTML(_ c: Int32) -> Bool { ns == .html && code == c }
+  @inline(__always) func isHTML(in set: TagSet) -> Bool { ns == .html && set.contains(code) }
+}
+
+/// An entry of the list of active formatting elements; `node == -1` is a
+/// marker.
+struct FormattingEntry {
+  var node: Int32
+  var code: Int32
+  var attributes: [Attribute]
+  var isMarker: Bool { node < 0 }
+  static let marker = FormattingEntry(node: -1, code: -1, attributes: [])
+}
+
+/// Where to insert a node: into `parent`, before `before` (or last when -1).
+struct InsertionLocation {
+  var parent: Int32
+  var before: Int32
+}
+
+/// The HTML tree builder: consumes tokens and builds a `Document`.
+///
+/// Each insertion mode is a method returning the token to reprocess (in the
+/// mode that is current by then), or nil when done. Nothing recurses per
+/// nesting level: the stack of open elements is an array.
+///
+/// - SeeAlso: <https://html.spec.whatwg.org/#tree-construction>
+final class TreeBuilder {
+  let doc: Document
+  let tokenizer: Tokenizer
+  let scripting: Bool
+
+  @exclusivity(unchecked) var mode: InsertionMode = .initial
+  @exclusivity(unchecked) var originalMode: InsertionMode = .initial
+  @exclusivity(unchecked) var templateModes: [InsertionMode] = []
+  @exclusivity(unchecked) var stack: [OpenElement] = []
+  @exclusivity(unchecked) var openCount: [Int32] = []
+  /// True once a `<selectedcontent>` element was inserted; only then do
+  /// popped options need the selectedcontent step.
+  @exclusivity(unchecked) var sawSelectedContent = false
+  @exclusivity(unchecked) var formatting: [FormattingEntry] = []
+  @exclusivity(unchecked) var headElement: Int32 = -1
+  @exclusivity(unchecked) var formElement: Int32 = -1
+  @exclusivity(unchecked) var framesetOK = true
+  @exclusivity(unchecked) var fosterParenting = false
+  @exclusivity(unchecked) var ignoreNextLF = false
+  /// False when the current character token cannot hold U+0000, which
+  /// spares the modes a scan.
+  @exclusivity(unchecked) var charsMayHaveNUL = false
+  @exclusivity(unchecked) var pendingTableText: [String] = []
+  @exclusivity(unchecked) var pendingTableTextHasNonWhitespace = false
+  /// The context element of fragment parsing.
+  @exclusivity(unchecked) var context: OpenElement? = nil
+  @exclusivity(unchecked) var errorCount = 0
+  @exclusivity(unchecked) var errors: [ParseError]? = nil
+
+  init(document: Document, tokenizer: Tokenizer, scripting: Bool, collectErrors: Bool) {
+    doc = document
+    self.tokenizer = tokenizer
+    self.scripting = scripting
+    if collectErrors { errors = [] }
+    stack.reserveCapacity(64)
+    openCount = [Int32](repeating: 0, count: 256)
+  }
+
+  @inline(never)
+  func error(_ what: StaticString) {
+    errorCount += 1
+    if errors != nil { errors!.append(ParseError(code: "\(what)", offset: tokenizer.pos)) }
+  }
+
+  // MARK: Running
+
+  /// Runs the tokenizer to the end, building the document.
+  func run() {
+    while true {
+      if let adjusted = adjustedCurrentNode { tokenizer.allowCDATA = adjusted.ns != .html } else { tokenizer.allowCDATA = false }
+      let raw = tokenizer.next()
+      var token: BuilderToken
+      switch raw {
+      case .characters(var s):
+        if ignoreNextLF {
+          ignoreNextLF = false
+          if s.utf8.first == 0x0A {
+            s = String(s.utf8.dropFirst())!
+            if s.isEmpty { continue }
+          }
+        }
+        charsMayHaveNUL = tokenizer.lastCharactersHadNUL
+        token = .chars(s)
+      case .startTag(let t):
+        ignoreNextLF = false
+        token = .start(TagToken(name: t.name, code: t.code >= 0 ? t.code : doc.intern(t.name), attributes: t.attributes, selfClosing: t.selfClosing))
+      case .endTag(let t):
+        ignoreNextLF = false
+        token = .end(TagToken(name: t.name, code: t.code >= 0 ? t.code : doc.intern(t.name), attributes: [], selfClosing: false))
+      case .comment(let s): ignoreNextLF = false; token = .comment(s)
+      case .doctype(let d): ignoreNextLF = false; token = .doctype(d)
+      case .endOfFile: token = .eof
+      }
+      process(token)
+      if case .eof = token { break }
+    }
+    // https://html.spec.whatwg.org/#stop-parsing: pop everything.
+    truncateStack(to: 0)
+  }
+
+  /// The tree construction dispatcher.
+  ///
+  /// - SeeAlso: <https://html.spec.whatwg.org/#tree-construction-dispatcher>
+  func process(_ first: BuilderToken) {
+    var token = first
+    while true {
+      let next: BuilderToken?
+      if useInsertionMode(for: token) {
+        next = processInMode(token)
+      } else {
+        next = processForeign(token)
+      }
+      guard let n = next else { return }
+      token = n
+    }
+  }
+
+  func useInsertionMode(for token: BuilderToken) -> Bool {
+    guard let a = adjustedCurrentNode, a.ns != .html else { return true }
+    switch token {
+    case .eof: return true
+    case .start(let t):
+      if isMathMLTextIntegrationPoint(a) && t.code != T.mglyph && t.code != T.malignmark { return true }
+      if a.ns == .mathml && a.code == T.annotationXml && t.code == T.svg { return true }
+      return isHTMLIntegrationPoint(a)
+    case .chars:
+      return isMathMLTextIntegrationPoint(a) || isHTMLIntegrationPoint(a)
+    default:
+      return false
+    }
+  }
+
+  func processInMode(_ token: BuilderToken) -> BuilderToken? {
+    switch mode {
+    case .initial: return initialMode(token)
+    case .beforeHTML: return beforeHTMLMode(token)
+    case .beforeHead: return beforeHeadMode(token)
+    case .inHead: return inHeadMode(token)
+    case .inHeadNoscript: return inHeadNoscriptMode(token)
+    case .afterHead: return afterHeadMode(token)
+    case .inBody: return inBodyMode(token)
+    case .text: return textMode(token)
+    case .inTable: return inTableMode(token)
+    case .inTableText: return inTableTextMode(token)
+    case .inCaption: return inCaptionMode(token)
+    case .inColumnGroup: return inColumnGroupMode(token)
+    case .inTableBody: return inTableBodyMode(token)
+    case .inRow: return inRowMode(token)
+    case .inCell: return inCellMode(token)
+    case .inTemplate: return inTemplateMode(token)
+    case .afterBody: return afterBodyMode(token)
+    case .inFrameset: return inFramesetMode(token)
+    case .afterFrameset: return afterFramesetMode(token)
+    case .afterAfterBody: return afterAfterBodyMode(token)
+    case .afterAfterFrameset: return afterAfterFramesetMode(token)
+    }
+  }
+
+  // MARK: The stack of open elements
+  //
+  // Every change goes through these helpers, which keep `openCount` (HTML
+  // elements on the stack per name code). Scope checks and "any other end
+  // tag" answer at once when no element of the name is open, so deeply
+  // nested input stays linear.
+
+  @inline(__always) func adjustOpenCount(_ e: OpenElement, _ delta: Int32) {
+    guard e.ns == .html else { return }
+    if delta < 0 && e.code == T.option && sawSelectedContent { maybeCloneOptionIntoSelectedContent(e.node) }
+    let c = Int(e.code)
+    if c >= openCount.count { openCount.append(contentsOf: repeatElement(0, count: c + 64 - openCount.count)) }
+    openCount[c] += delta
+  }
+
+  @inline(__always) func isOpen(_ code: Int32) -> Bool {
+    Int(code) < openCount.count && openCount[Int(code)] > 0
+  }
+
+  func push(_ e: OpenElement) {
+    stack.append(e)
+    adjustOpenCount(e, 1)
+  }
+
+  func pop() {
+    let e = stack.removeLast()
+    adjustOpenCount(e, -1)
+  }
+
+  func popEntry() -> OpenElement? {
+    guard let e = stack.popLast() else { return nil }
+    adjustOpenCount(e, -1)
+    return e
+  }
+
+  func removeStack(at i: Int) {
+    adjustOpenCount(stack.remove(at: i), -1)
+  }
+
+  func insertStack(_ e: OpenElement, at i: Int) {
+    stack.insert(e, at: i)
+    adjustOpenCount(e, 1)
+  }
+
+  func truncateStack(to n: Int) {
+    while stack.count > n { pop() }
+  }
+
+  var current: OpenElement { stack[stack.count - 1] }
+
+  /// https://html.spec.whatwg.org/#adjusted-current-node
+  var adjustedCurrentNode: OpenElement? {
+    if let context, stack.count == 1 { return context }
+    return stack.last
+  }
+
+  func entry(_ node: Int32) -> OpenElement {
+    OpenElement(node: node, code: doc.nodes[Int(node)].name, ns: doc.nodes[Int(node)].namespace)
+  }
+
+  func stackIndex(of node: Int32) -> Int? {
+    var i = stack.count - 1
+    while i >= 0 {
+      if stack[i].node == node { return i }
+      i -= 1
+    }
+    return nil
+  }
+
+  func isOnStack(_ node: Int32) -> Bool { stackIndex(of: node) != nil }
+
+  func hasOnStack(_ code: Int32) -> Bool { isOpen(code) }
+
+  func popUntil(_ code: Int32) {
+    while let e = popEntry() { if e.isHTML(code) { return } }
+  }
+
+  func popUntil(in set: TagSet) {
+    while let e = popEntry() { if e.isHTML(in: set) { return } }
+  }
+
+  func popUntilNode(_ node: Int32) {
+    while let e = popEntry() { if e.node == node { return } }
+  }
+
+  func removeFromStack(_ node: Int32) {
+    if let i = stackIndex(of: node) { removeStack(at: i) }
+  }
+
+  static func isSpecial(_ e: OpenElement) -> Bool {
+    switch e.ns {
+    case .html: return T.special.contains(e.code)
+    case .mathml: return e.code == T.mi || e.code == T.mo || e.code == T.mn || e.code == T.ms || e.code == T.mtext || e.code == T.annotationXml
+    case .svg: return e.code == T.foreignObject || e.code == T.desc || e.code == T.title
+    }
+  }
+
+  enum Scope { case normal, listItem, button, table }
+
+  @inline(__always)
+  func isScopeBoundary(_ e: OpenElement, _ scope: Scope) -> Bool {
+    switch scope {
+    case .table: return e.isHTML(in: T.tableScope)
+    case .normal, .listItem, .button:
+      switch e.ns {
+      case .html:
+        if T.defaultScope.contains(e.code) { return true }
+        if scope == .listItem { return e.code == T.ol || e.code == T.ul }
+        if scope == .button { return e.code == T.button }
+        return false
+      case .mathml: return e.code == T.mi || e.code == T.mo || e.code == T.mn || e.code == T.ms || e.code == T.mtext || e.code == T.annotationXml
+      case .svg: return e.code == T.foreignObject || e.code == T.desc || e.code == T.title
+      }
+    }
+  }
+
+  /// https://html.spec.whatwg.org/#has-an-element-in-the-specific-scope
+  func inScope(_ code: Int32, _ scope: Scope = .normal) -> Bool {
+    guard isOpen(code) else { return false }
+    var i = stack.count - 1
+    while i >= 0 {
+      let e = stack[i]
+      if e.isHTML(code) { return true }
+      if isScopeBoundary(e, scope) { return false }
+      i -= 1
+    }
+    return false
+  }
+
+  func inScope(in set: TagSet, _ scope: Scope = .normal) -> Bool {
+    var i = stack.count - 1
+    while i >= 0 {
+      let e = stack[i]
+      if e.isHTML(in: set) { return true }
+      if isScopeBoundary(e, scope) { return false }
+      i -= 1
+    }
+    return false
+  }
+
+  func nodeInScope(_ node: Int32) -> Bool {
+    var i = stack.count - 1
+    while i >= 0 {
+      let e = stack[i]
+      if e.node == node { return true }
+      if isScopeBoundary(e, .normal) { return false }
+      i -= 1
+    }
+    return false
+  }
+
+  /// https://html.spec.whatwg.org/#generate-implied-end-tags
+  func generateImpliedEndTags(except code: Int32 = -1) {
+    while let e = stack.last, e.ns == .html, T.impliedEndTags.contains(e.code), e.code != code { pop() }
+  }
+
+  func generateImpliedEndTagsThoroughly() {
+    while let e = stack.last, e.isHTML(in: T.impliedEndTagsThorough) { pop() }
+  }
+
+  /// Closes a `p` element.
+  func closeP() {
+    generateImpliedEndTags(except: T.p)
+    if !current.isHTML(T.p) { error("unexpected-open-element-closing-p") }
+    popUntil(T.p)
+  }
+
+  func closePIfInButtonScope() {
+    if inScope(T.p, .button) { closeP() }
+  }
+
+  // MARK: Inserting nodes
+
+  /// https://html.spec.whatwg.org/#appropriate-place-for-inserting-a-node
+  func appropriatePlace(overrideTarget: OpenElement? = nil) -> InsertionLocation {
+    let target = overrideTarget ?? current
+    var loc: InsertionLocation
+    if fosterParenting && target.ns == .html
+        && (target.code == T.table || T.tableSections.contains(target.code) || target.code == T.tr) {
+      var lastTemplate = -1, lastTable = -1
+      var i = stack.count - 1
+      while i >= 0 && (lastTemplate < 0 || lastTable < 0) {
+        if lastTemplate < 0 && stack[i].isHTML(T.template) { lastTemplate = i }
+        if lastTable < 0 && stack[i].isHTML(T.table) { lastTable = i }
+        i -= 1
+      }
+      if lastTemplate >= 0 && (lastTable < 0 || lastTemplate > lastTable) {
+        loc = InsertionLocation(parent: stack[lastTemplate].node, before: -1)
+      } else if lastTable < 0 {
+        loc = InsertionLocation(parent: stack[0].node, before: -1)
+      } else {
+        let table = stack[lastTable].node
+        let parent = doc.nodes[Int(table)].parent
+        if parent >= 0 {
+          loc = InsertionLocation(parent: parent, before: table)
+        } else {
+          loc = InsertionLocation(parent: stack[lastTable - 1].node, before: -1)
+        }
+      }
+    } else {
+      loc = InsertionLocation(parent: target.node, before: -1)
+    }
+    let r = doc.nodes[Int(loc.parent)]
+    if r.kind == .element && r.namespace == .html && r.name == T.template && r.payload >= 0 {
+      loc = InsertionLocation(parent: r.payload, before: loc.before >= 0 && doc.nodes[Int(loc.before)].parent == r.payload ? loc.before : -1)
+    }
+    return loc
+  }
+
+  func insert(_ node: Int32, at loc: InsertionLocation) {
+    if loc.before >= 0 {
+      doc.insert(NodeID(raw: node), into: NodeID(raw: loc.parent), before: NodeID(raw: loc.before))
+    } else {
+      doc.append(NodeID(raw: node), to: NodeID(raw: loc.parent))
+    }
+  }
+
+  /// Creates an element for a token (no insertion).
+  func createElement(_ tag: TagToken, _ ns: Namespace) -> Int32 {
+    doc.createElement(code: tag.code, namespace: ns, attributes: tag.attributes)
+  }
+
+  /// https://html.spec.whatwg.org/#insert-a-foreign-element
+  @discardableResult
+  func insertElement(_ tag: TagToken, _ ns: Namespace = .html) -> Int32 {
+    let loc = appropriatePlace()
+    let n = createElement(tag, ns)
+    insert(n, at: loc)
+    if tag.code == T.selectedcontent && ns == .html { sawSelectedContent = true }
+    push(OpenElement(node: n, code: tag.code, ns: ns))
+    return n
+  }
+
+  /// Inserts an HTML element for a tag the parser makes up (`<html>`, `<tbody>`…).
+  @discardableResult
+  func insertSynthetic(_ code: Int32) -> Int32 {
+    insertElement(TagToken(name: T.names[Int(code)], code: code, attributes: [], selfClosing: false))
+  }
+
+  /// https://html.spec.whatwg.org/#insert-a-comment
+  func insertComment(_ data: String, at loc: InsertionLocation? = nil) {
+    let n = doc.createComment(data).raw
+    insert(n, at: loc ?? appropriatePlace())
+  }
+
+  /// https://html.spec.whatwg.org/#insert-a-character
+  func insertCharacters(_ s: String) {
+    guard !s.isEmpty else { return }
+    let loc = appropriatePlace()
+    if doc.nodes[Int(loc.parent)].kind == .document { return }
+    let prev = loc.before >= 0 ? doc.nodes[Int(loc.before)].previousSibling : doc.nodes[Int(loc.parent)].lastChild
+    if prev >= 0 && doc.nodes[Int(prev)].kind == .text {
+      doc.appendData(NodeID(raw: prev), s)
+      return
+    }
+    let n = doc.createText(s).raw
+    insert(n, at: loc)
+  }
+
+  /// Parses the raw text or RCDATA element for `tag`.
+  ///
+  /// - SeeAlso: <https://html.spec.whatwg.org/#generic-raw-text-element-parsing-algorithm>
+  func genericText(_ tag: TagToken, rcdata: Bool) {
+    insertElement(tag)
+    tokenizer.state = rcdata ? .rcdata : .rawtext
+    originalMode = mode
+    mode = .text
+  }
+
+  // MARK: Active formatting elements
+
+  func formattingIndex(of node: Int32) -> Int? {
+    var i = formatting.count - 1
+    while i >= 0 {
+      if formatting[i].node == node { return i }
+      i -= 1
+    }
+    return nil
+  }
+
+  /// https://html.spec.whatwg.org/#push-onto-the-list-of-active-formatting-elements
+  func pushFormatting(_ node: Int32, _ tag: TagToken) {
+    var count = 0
+    var earliest = -1
+    var i = formatting.count - 1
+    while i >= 0 {
+      let f = formatting[i]
+      if f.isMarker { break }
+      if f.code == tag.code && Self.sameAttributes(f.attributes, tag.attributes) {
+        count += 1
+        earliest = i
+        if count == 3 { break }
+      }
+      i -= 1
+    }
+    if count >= 3 { formatting.remove(at: earliest) }
+    formatting.append(FormattingEntry(node: node, code: tag.code, attributes: tag.attributes))
+  }
+
+  static func sameAttributes(_ a: [Attribute], _ b: [Attribute]) -> Bool {
+    guard a.count == b.count else { return false }
+    for x in a where !b.contains(x) { return false }
+    return true
+  }
+
+  /// https://html.spec.whatwg.org/#reconstruct-the-active-formatting-elements
+  func reconstructFormatting() {
+    guard let last = formatting.last, !last.isMarker, !isOnStack(last.node) else { return }
+    var i = formatting.count - 1
+    while i > 0 {
+      let e = formatting[i - 1]
+      if e.isMarker || isOnStack(e.node) { break }
+      i -= 1
+    }
+    while i < formatting.count {
+      let e = formatting[i]
+      let tag = TagToken(name: doc.names[Int(e.code)], code: e.code, attributes: e.attributes, selfClosing: false)
+      let n = insertElement(tag)
+      formatting[i].node = n
+      i += 1
+    }
+  }
+
+  func clearFormattingToMarker() {
+    while let e = formatting.popLast() { if e.isMarker { return } }
+  }
+
+  /// https://html.spec.whatwg.org/#adoption-agency-algorithm
+  ///
+  /// - Returns: false when the caller must act as for "any other end tag".
+  func adoptionAgency(_ tag: TagToken) -> Bool {
+    let subject = tag.code
+    if current.isHTML(subject) && formattingIndex(of: current.node) == nil {
+      pop()
+      return true
+    }
+    var outer = 0
+    while outer < 8 {
+      outer += 1
+      // The formatting element.
+      var fIdx = -1
+      var i = formatting.count - 1
+      while i >= 0 {
+        if formatting[i].isMarker { break }
+        if formatting[i].code == subject { fIdx = i; break }
+        i -= 1
+      }
+      if fIdx < 0 { return false }
+      let fNode = formatting[fIdx].node
+      guard let fStack = stackIndex(of: fNode) else {
+        error("adoption-agency-not-open")
+        formatting.remove(at: fIdx)
+        return true
+      }
+      if !nodeInScope(fNode) {
+        error("adoption-agency-not-in-scope")
+        return true
+      }
+      if fNode != current.node { error("adoption-agency-not-current") }
+      // The furthest block.
+      var fbIdx = -1
+      var j = fStack + 1
+      while j < stack.count {
+        if Self.isSpecial(stack[j]) { fbIdx = j; break }
+        j += 1
+      }
+      if fbIdx < 0 {
+        while stack.count > fStack { pop() }
+        formatting.remove(at: fIdx)
+        return true
+      }
+      let commonAncestor = stack[fStack - 1]
+      let furthestBlock = stack[fbIdx].node
+      var bookmark = fIdx
+      var nodeIdx = fbIdx
+      var lastNode = furthestBlock
+      var inner = 0
+      while true {
+        inner += 1
+        nodeIdx -= 1
+        let node = stack[nodeIdx].node
+        if node == fNode { break }
+        var nodeF = formattingIndex(of: node)
+        if inner > 3, let k = nodeF {
+          formatting.remove(at: k)
+          if k < bookmark { bookmark -= 1 }
+          nodeF = nil
+        }
+        guard let k = nodeF else {
+          removeStack(at: nodeIdx)
+          continue
+        }
+        let f = formatting[k]
+        let newNode = doc.createElement(code: f.code, namespace: .html, attributes: f.attributes)
+        formatting[k].node = newNode
+        stack[nodeIdx].node = newNode
+        if lastNode == furthestBlock { bookmark = k + 1 }
+        doc.append(NodeID(raw: lastNode), to: NodeID(raw: newNode))
+        lastNode = newNode
+      }
+      insert(lastNode, at: appropriatePlace(overrideTarget: commonAncestor))
+      let fe = formatting[fIdx]
+      let newElement = doc.createElement(code: fe.code, namespace: .html, attributes: fe.attributes)
+      while let child = doc.firstChild(NodeID(raw: furthestBlock)) {
+        doc.append(child, to: NodeID(raw: newElement))
+      }
+      doc.append(NodeID(raw: newElement), to: NodeID(raw: furthestBlock))
+      if let k = formattingIndex(of: fNode) {
+        formatting.remove(at: k)
+        if k < bookmark { bookmark -= 1 }
+      }
+      formatting.insert(FormattingEntry(node: newElement, code: fe.code, attributes: fe.attributes), at: min(bookmark, formatting.count))
+      removeFromStack(fNode)
+      if let fb = stackIndex(of: furthestBlock) {
+        insertStack(OpenElement(node: newElement, code: fe.code, ns: .html), at: fb + 1)
+      }
+    }
+    return true
+  }
+
+  // MARK: Modes
+
+  /// https://html.spec.whatwg.org/#reset-the-insertion-mode-appropriately
+  func resetInsertionMode() {
+    var i = stack.count - 1
+    while i >= 0 {
+      var node = stack[i]
+      let last = i == 0
+      if last, let context { node = context }
+      if node.ns == .html {
+        switch node.code {
+        case T.td, T.th:
+          if !last { mode = .inCell; return }
+        case T.tr: mode = .inRow; return
+        case T.tbody, T.thead, T.tfoot: mode = .inTableBody; return
+        case T.caption: mode = .inCaption; return
+        case T.colgroup: mode = .inColumnGroup; return
+        case T.table: mode = .inTable; return
+        case T.template: mode = templateModes.last ?? .inTemplate; return
+        case T.head: if !last { mode = .inHead; return }
+        case T.body: mode = .inBody; return
+        case T.frameset: mode = .inFrameset; return
+        case T.html: mode = headElement < 0 ? .beforeHead : .afterHead; return
+        default: break
+        }
+      }
+      if last { mode = .inBody; return }
+      i -= 1
+    }
+    mode = .inBody
+  }
+
+  // MARK: Character helpers
+
+  /// Splits `s` into its leading run of ASCII whitespace and the rest.
+  static func splitLeadingWhitespace(_ s: String) -> (String, String) {
+    let u = s.utf8
+    var i = u.startIndex
+    while i != u.endIndex, isHTMLWhitespace(u[i]) { i = u.index(after: i) }
+    if i == u.startIndex { return ("", s) }
+    if i == u.endIndex { return (s, "") }
+    return (String(s[..<i]), String(s[i...]))
+  }
+
+  static func isAllWhitespace(_ s: String) -> Bool {
+    for c in s.utf8 where !isHTMLWhitespace(c) { return false }
+    return true
+  }
+
+  static func removingNUL(_ s: String) -> String {
+    String(decoding: s.utf8.filter { $0 != 0 }, as: UTF8.self)
+  }
+
+  static func onlyWhitespace(_ s: String) -> String {
+    String(decoding: s.utf8.filter { isHTMLWhitespace($0) }, as: UTF8.self)
+  }
+}
