@@ -1,0 +1,83 @@
+#if canImport(CCurl)
+import CCurl
+import ForageURL
+
+/// A ``Transport`` over libcurl's multi interface: the Linux default.
+///
+/// One event-loop thread per transport runs every transfer; connections are reused,
+/// HTTP/2 is used when a TLS server offers it, gzip/deflate/br bodies are decoded,
+/// TLS certificates are verified, and proxies come from the request or the
+/// environment. Redirects are never followed here (the ``Fetcher`` follows them).
+///
+///     let transport = CurlTransport()
+///     let response = try await transport.fetch(Request(url: WebURL("http://127.0.0.1:8080/")!))
+///
+/// - SeeAlso: <https://curl.se/libcurl/c/libcurl-multi.html>
+public final class CurlTransport: Transport {
+  private let loops: [CurlMulti]
+  private let nextLoop = Locked(0)
+
+  /// Creates a transport with `threads` event-loop threads (each with its own libcurl
+  /// multi handle and connection cache; requests are spread round-robin).
+  public init(threads: Int = 1) {
+    loops = (0..<max(1, threads)).map { _ in CurlMulti() }
+  }
+
+  deinit {
+    for loop in loops { loop.shutdown() }
+  }
+
+  /// The loop for a new transfer: the current thread's when called on a loop thread
+  /// (a task preferring that executor), else the next one round-robin.
+  private var multi: CurlMulti {
+    if loops.count == 1 { return loops[0] }
+    if let current = loops.first(where: \.isCurrentThread) { return current }
+    let index = nextLoop.withLock { next in
+      defer { next = (next + 1) % loops.count }
+      return next
+    }
+    return loops[index]
+  }
+
+  /// The transport's event-loop thread as a task executor. Code that does little
+  /// besides fetching can run on it, so that a finished transfer resumes its caller
+  /// without a thread switch:
+  ///
+  ///     await withTaskExecutorPreference(transport.taskExecutor) {
+  ///       for url in urls { _ = try? await transport.fetch(Request(url: url)) }
+  ///     }
+  ///
+  /// Keep the transport alive while tasks prefer it. CPU-heavy work (parsing) belongs
+  /// elsewhere: it would delay every transfer.
+  public var taskExecutor: any TaskExecutor { loops[0] }
+
+  /// One task executor per event-loop thread (see ``taskExecutor``).
+  public var taskExecutors: [any TaskExecutor] { loops }
+
+  /// Performs one exchange; cancelling the task aborts it.
+  ///
+  /// - Throws: ``FetchError``: `timeout`, `connectFailed`, `tooSlow`, `bodyTooLarge`,
+  ///   `headersTooLarge`, `truncated`, `invalidResponse`, `tls`, `invalidURL`,
+  ///   `cancelled` or `transport`.
+  public func fetch(_ request: Request) async throws -> Response {
+    let host = request.url.host
+    guard request.url.scheme == "http" || request.url.scheme == "https", host != nil else {
+      throw FetchError(.invalidURL, host: host, "only http and https URLs with a host can be fetched")
+    }
+    if Task.isCancelled { throw FetchError.cancelled(host: host) }
+    guard let (easy, id) = multi.acquire() else {
+      throw FetchError(.transport, host: host, "curl_easy_init failed")
+    }
+    try easy.configure(request)
+    let multi = self.multi
+    return try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { continuation in
+        easy.continuation = continuation
+        multi.submit(easy)
+      }
+    } onCancel: {
+      multi.cancel(easy, id: id)
+    }
+  }
+}
+#endif

@@ -1,0 +1,127 @@
+/// Why a fetch failed. A struct over a private code so that kinds can be added;
+/// match on ``kind``:
+///
+///     do { _ = try await transport.fetch(request) }
+///     catch let error as FetchError where error.kind == .bodyTooLarge { … }
+///
+/// The message names the limit crossed and the host, never a query string, a cookie
+/// or an `Authorization` value.
+public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The kind of failure; compare with the static members.
+  public struct Kind: Sendable, Hashable, CustomStringConvertible {
+    private let code: Code
+    private init(_ code: Code) { self.code = code }
+
+    private enum Code: String, Sendable {
+      case timeout, connectFailed, tooSlow, bodyTooLarge, headersTooLarge
+      case tooManyRedirects, redirectLoop, invalidResponse, truncated, tls
+      case robotsDisallowed, cancelled, invalidURL, transport
+    }
+
+    /// The total timeout passed.
+    public static let timeout = Kind(.timeout)
+    /// Resolving or connecting failed or timed out.
+    public static let connectFailed = Kind(.connectFailed)
+    /// Bytes arrived slower than the low-speed limit for its whole window.
+    public static let tooSlow = Kind(.tooSlow)
+    /// The decoded body passed the size limit.
+    public static let bodyTooLarge = Kind(.bodyTooLarge)
+    /// The response headers passed the size limit.
+    public static let headersTooLarge = Kind(.headersTooLarge)
+    /// More redirects than allowed.
+    public static let tooManyRedirects = Kind(.tooManyRedirects)
+    /// A redirect led back to a URL already visited.
+    public static let redirectLoop = Kind(.redirectLoop)
+    /// The server's reply was not valid HTTP.
+    public static let invalidResponse = Kind(.invalidResponse)
+    /// The connection ended before the whole response arrived (reset, short body).
+    public static let truncated = Kind(.truncated)
+    /// The TLS handshake or certificate check failed.
+    public static let tls = Kind(.tls)
+    /// robots.txt forbids the URL.
+    public static let robotsDisallowed = Kind(.robotsDisallowed)
+    /// The calling task was cancelled.
+    public static let cancelled = Kind(.cancelled)
+    /// The URL cannot be fetched (scheme other than http/https, no host).
+    public static let invalidURL = Kind(.invalidURL)
+    /// Any other transport failure.
+    public static let transport = Kind(.transport)
+
+    public var description: String { code.rawValue }
+  }
+
+  /// The kind of failure.
+  public let kind: Kind
+  /// The host involved, when known.
+  public let host: String?
+  /// What happened, for a person: names the limit and the host.
+  public let message: String
+
+  /// Creates an error. `message` must not contain secrets.
+  public init(_ kind: Kind, host: String?, _ message: String) {
+    self.kind = kind
+    self.host = host
+    self.message = message
+  }
+
+  /// True for failures worth retrying: connection errors, timeouts, truncation.
+  public var isTransient: Bool {
+    [.timeout, .connectFailed, .tooSlow, .truncated, .transport].contains(kind)
+  }
+
+  public var description: String {
+    "FetchError.\(kind)\(host.map { " (\($0))" } ?? ""): \(message)"
+  }
+}
+
+extension FetchError {
+  static func cancelled(host: String?) -> FetchError {
+    FetchError(.cancelled, host: host, "the fetch was cancelled")
+  }
+  static func bodyTooLarge(host: String?, limit: Int) -> FetchError {
+    FetchError(
+      .bodyTooLarge, host: host,
+      "the response body from \(host ?? "the server") passed maxBodySize (\(formatBytes(limit)))")
+  }
+  static func headersTooLarge(host: String?, limit: Int) -> FetchError {
+    FetchError(
+      .headersTooLarge, host: host,
+      "the response headers from \(host ?? "the server") passed maxHeaderSize (\(formatBytes(limit)))")
+  }
+  static func timeout(host: String?, limit: Duration) -> FetchError {
+    FetchError(
+      .timeout, host: host,
+      "\(host ?? "the server") did not answer completely within timeout (\(formatDuration(limit)))")
+  }
+  static func tooSlow(host: String?, bytesPerSecond: Int, window: Duration) -> FetchError {
+    FetchError(
+      .tooSlow, host: host,
+      "\(host ?? "the server") sent fewer than \(bytesPerSecond) bytes/s (lowSpeedLimit) "
+        + "over \(formatDuration(window)) (lowSpeedTime)")
+  }
+}
+
+func formatBytes(_ n: Int) -> String {
+  if n >= 1 << 20, n % (1 << 20) == 0 { return "\(n >> 20) MiB" }
+  if n >= 1 << 10, n % (1 << 10) == 0 { return "\(n >> 10) KiB" }
+  return "\(n) bytes"
+}
+
+func formatDuration(_ d: Duration) -> String {
+  let ms = d.milliseconds
+  if ms % 1000 == 0 { return "\(ms / 1000) s" }
+  return "\(ms) ms"
+}
+
+extension Duration {
+  /// Whole milliseconds, rounded down.
+  var milliseconds: Int64 {
+    let (s, atto) = components
+    return s * 1000 + atto / 1_000_000_000_000_000
+  }
+  /// Seconds as a Double.
+  var seconds: Double {
+    let (s, atto) = components
+    return Double(s) + Double(atto) / 1e18
+  }
+}

@@ -1,0 +1,414 @@
+import Foundation
+import ForageURL
+
+/// Validators remembered from an earlier fetch of the same URL; the ``Fetcher`` sends
+/// them as `If-None-Match` and `If-Modified-Since`.
+///
+/// - SeeAlso: <https://www.rfc-editor.org/rfc/rfc9110#name-conditional-requests>
+public struct Validators: Sendable, Hashable {
+  /// The `ETag` received last time, as sent (quotes included).
+  public var etag: String?
+  /// The `Last-Modified` received last time.
+  public var lastModified: String?
+
+  /// Creates validators.
+  public init(etag: String? = nil, lastModified: String? = nil) {
+    self.etag = etag
+    self.lastModified = lastModified
+  }
+
+  /// The validators of `response`, or nil when it has none.
+  public init?(_ response: Response) {
+    etag = response.headers["ETag"]
+    lastModified = response.headers["Last-Modified"]
+    if etag == nil && lastModified == nil { return nil }
+  }
+}
+
+/// How a ``Fetcher/fetch(_:settings:validators:deadline:scope:)`` ended.
+public enum FetchOutcome: Sendable {
+  /// A response (any status, after redirects).
+  case fetched(Response)
+  /// 304 Not Modified: the stored copy is current; no body.
+  case notModified(Response)
+  /// Not started (or not continued) because it could not finish before the deadline;
+  /// fetch it in a later task.
+  case deferred(reason: String)
+  /// robots.txt forbids this URL (the original or a redirect target).
+  case disallowed(WebURL)
+  /// A redirect led out of the crawl scope.
+  case outOfScope(WebURL)
+  /// No usable response.
+  case failed(FetchError)
+}
+
+/// Fetches URLs politely on top of a ``Transport``: follows redirects itself (each hop
+/// checked against robots.txt, the scope and per-host limits), retries transient
+/// failures with backoff, keeps per-host concurrency and delays (adaptive, slowing on
+/// 429/503), sends conditional headers, and respects a deadline.
+///
+///     let fetcher = Fetcher(transport: CurlTransport())
+///     switch await fetcher.fetch(url, validators: stored, deadline: .now + .seconds(25)) {
+///     case .fetched(let response): parse(response.body)
+///     case .notModified: break
+///     case .deferred: requeue(url)
+///     case .disallowed, .outOfScope, .failed: skip(url)
+///     }
+public actor Fetcher {
+  private let transport: any Transport
+  private let settings: FetchSettings
+  private let clock = ContinuousClock()
+  private var random: AnyRandom
+  private let environment: [String: String]
+  private let cookies = CookieJar()
+
+  private var slots: [String: HostSlot] = [:]
+  private var globalActive = 0
+  private var waiters: [String: [(id: Int, continuation: CheckedContinuation<Void, Never>)]] = [:]
+  private var nextWaiterID = 0
+  private var robotsCache = RobotsCache()
+  private var robotsLoading: [String: Task<(RobotsRules, Duration), Never>] = [:]
+
+  private static let globalKey = "*"
+
+  /// Creates a fetcher; `settings` are the defaults and set the global concurrency.
+  public init(transport: any Transport, settings: FetchSettings = .init()) {
+    self.init(
+      transport: transport, settings: settings, random: SystemRandomNumberGenerator(),
+      environment: ProcessInfo.processInfo.environment)
+  }
+
+  /// Creates a fetcher with injected randomness (retry jitter) and environment
+  /// (credentials).
+  init(
+    transport: any Transport, settings: FetchSettings, random: some RandomNumberGenerator,
+    environment: [String: String]
+  ) {
+    self.transport = transport
+    self.settings = settings
+    self.random = AnyRandom(base: random)
+    self.environment = environment
+  }
+
+  /// The robots.txt rules for `url`'s origin, fetched once and cached; nil for URLs
+  /// that are not http or https.
+  public func robots(for url: WebURL) async -> RobotsRules? {
+    await robots(for: url, settings: settings)
+  }
+
+  private enum RobotsLookup { case rules(RobotsRules), notHTTP, timedOut }
+
+  /// The rules for `url`, waiting for them at most until `deadline` (the download goes
+  /// on in the background and is cached for the next fetch).
+  private func robots(for url: WebURL, settings: FetchSettings, deadline: ContinuousClock.Instant?) async
+    -> RobotsLookup
+  {
+    guard url.scheme == "http" || url.scheme == "https", url.host != nil else { return .notHTTP }
+    if let rules = robotsCache.rules(for: url.origin, now: clock.now) { return .rules(rules) }
+    guard let deadline else {
+      return await robots(for: url, settings: settings).map { .rules($0) } ?? .notHTTP
+    }
+    let clock = self.clock
+    return await withTaskGroup(of: RobotsLookup.self) { group in
+      group.addTask {
+        await self.robots(for: url, settings: settings).map { .rules($0) } ?? .notHTTP
+      }
+      group.addTask {
+        try? await clock.sleep(until: deadline)
+        return .timedOut
+      }
+      let first = await group.next() ?? .timedOut
+      group.cancelAll()
+      return first
+    }
+  }
+
+  private func robots(for url: WebURL, settings: FetchSettings) async -> RobotsRules? {
+    guard url.scheme == "http" || url.scheme == "https", url.host != nil else { return nil }
+    let origin = url.origin
+    if let rules = robotsCache.rules(for: origin, now: clock.now) { return rules }
+    let task: Task<(RobotsRules, Duration), Never>
+    if let loading = robotsLoading[origin] {
+      task = loading
+    } else {
+      let transport = self.transport
+      task = Task { await RobotsCache.load(origin: url, transport: transport, settings: settings) }
+      robotsLoading[origin] = task
+    }
+    let (rules, lifetime) = await task.value
+    if robotsLoading[origin] == task {
+      robotsLoading[origin] = nil
+      robotsCache.store(rules, for: origin, lifetime: lifetime, now: clock.now)
+    }
+    return rules
+  }
+
+  /// Fetches `url`, following redirects itself (each hop checked against robots.txt,
+  /// `scope` and per-host limits; at most `maxRedirects`; loops detected), with
+  /// retries, politeness and conditional headers.
+  ///
+  /// - Parameters:
+  ///   - settings: a source's own settings, replacing the fetcher's for this call.
+  ///   - validators: sent as `If-None-Match` / `If-Modified-Since`; a 304 becomes
+  ///     ``FetchOutcome/notModified(_:)``.
+  ///   - deadline: no request starts that the host's observed latency says would end
+  ///     after it, and none runs past it: both end in ``FetchOutcome/deferred(reason:)``.
+  ///   - scope: redirect targets it rejects end in ``FetchOutcome/outOfScope(_:)``.
+  public func fetch(
+    _ url: WebURL, settings: FetchSettings? = nil, validators: Validators? = nil,
+    deadline: ContinuousClock.Instant? = nil, scope: (@Sendable (WebURL) -> Bool)? = nil
+  ) async -> FetchOutcome {
+    let settings = settings ?? self.settings
+    let first = url.removingFragment
+    var current = first
+    var chain: [WebURL] = []
+    var visited: Set<String> = [first.href]
+    var bytes = 0
+    while true {
+      if !chain.isEmpty, let scope, !scope(current) { return .outOfScope(current) }
+      if settings.robotsTxt {
+        let rules: RobotsRules?
+        switch await robots(for: current, settings: settings, deadline: deadline) {
+        case .rules(let found): rules = found
+        case .notHTTP: rules = nil
+        case .timedOut:
+          return .deferred(reason: "robots.txt of \(current.host ?? "the host") did not arrive before the deadline")
+        }
+        if let rules, !rules.isAllowed(current) { return .disallowed(current) }
+        if let crawlDelay = rules?.crawlDelay, let key = Self.key(current) {
+          slots[key, default: Self.slot(settings)].raiseMinDelay(to: crawlDelay)
+        }
+      }
+      let outcome = await fetchWithRetries(
+        current, original: first, settings: settings,
+        validators: chain.isEmpty ? validators : nil, deadline: deadline)
+      guard case .fetched(var response) = outcome else { return outcome }
+      bytes += response.bytesReceived
+      response.bytesReceived = bytes
+      if response.isRedirect, let location = response.headers["Location"] {
+        guard chain.count < settings.maxRedirects else {
+          return .failed(
+            FetchError(
+              .tooManyRedirects, host: current.host,
+              "more than maxRedirects (\(settings.maxRedirects)) redirects, last from \(current.host ?? "?")"))
+        }
+        guard let next = current.resolving(location)?.removingFragment else {
+          return .failed(
+            FetchError(.invalidResponse, host: current.host, "\(current.host ?? "the server") redirected to an invalid URL"))
+        }
+        guard visited.insert(next.href).inserted else {
+          return .failed(
+            FetchError(.redirectLoop, host: next.host, "redirect loop through \(next.host ?? "?") after \(chain.count + 1) hops"))
+        }
+        chain.append(current)
+        current = next
+        continue
+      }
+      response.redirectChain = chain
+      if response.status == 304 {
+        response.body = []
+        return .notModified(response)
+      }
+      return .fetched(response)
+    }
+  }
+
+  /// One hop: politeness, the request, and retries of transient failures.
+  private func fetchWithRetries(
+    _ url: WebURL, original: WebURL, settings: FetchSettings, validators: Validators?,
+    deadline: ContinuousClock.Instant?
+  ) async -> FetchOutcome {
+    guard let key = Self.key(url) else {
+      return .failed(FetchError(.invalidURL, host: url.host, "only http and https URLs with a host can be fetched"))
+    }
+    let policy = RetryPolicy(
+      maxRetries: settings.retries, baseDelay: settings.retryBaseDelay, maxDelay: settings.retryMaxDelay)
+    var attempt = 0
+    while true {
+      switch await acquire(key, settings: settings, deadline: deadline) {
+      case .deferred(let reason): return .deferred(reason: reason)
+      case .cancelled: return .failed(.cancelled(host: url.host))
+      case .acquired: break
+      }
+      var request = Request(url: url, limits: settings.limits, proxy: settings.proxy)
+      var cutByDeadline = false
+      if let deadline, deadline - clock.now < request.limits.timeout {
+        request.limits.timeout = max(.milliseconds(1), deadline - clock.now)
+        cutByDeadline = true
+      }
+      request.headers = headers(for: url, original: original, settings: settings, validators: validators)
+      let start = clock.now
+      let result: Result<Response, FetchError>
+      do {
+        result = .success(try await transport.fetch(request))
+      } catch let error as FetchError {
+        result = .failure(error)
+      } catch {
+        result = .failure(FetchError(.transport, host: url.host, "transport failed: \(type(of: error))"))
+      }
+      let elapsed = clock.now - start
+
+      let retryWait: Duration?
+      switch result {
+      case .success(let response):
+        let retryAfter = response.headers["Retry-After"].flatMap { RetryPolicy.parseRetryAfter($0) }
+        let outcome: HostSlot.Outcome =
+          response.status == 429 || response.status == 503
+          ? .throttled(retryAfter: retryAfter) : .response(status: response.status)
+        release(key, elapsed: elapsed, outcome: outcome)
+        if settings.cookies { cookies.store(response.headers, from: url) }
+        guard policy.shouldRetry(status: response.status),
+          let wait = policy.delay(attempt: attempt, retryAfter: retryAfter, using: &random)
+        else { return .fetched(response) }
+        retryWait = wait
+        if let deadline, clock.now + wait > deadline { return .fetched(response) }
+      case .failure(let error):
+        if cutByDeadline && error.kind == .timeout {
+          // Not the host's fault: the budget ran out mid-transfer.
+          release(key, elapsed: elapsed, outcome: .abandoned)
+          return .deferred(reason: "the deadline passed while fetching from \(url.host ?? "the host")")
+        }
+        release(key, elapsed: elapsed, outcome: error.kind == .cancelled ? .abandoned : .failed)
+        guard policy.shouldRetry(error: error), !Task.isCancelled,
+          let wait = policy.delay(attempt: attempt, using: &random)
+        else { return .failed(error) }
+        retryWait = wait
+        if let deadline, clock.now + wait > deadline { return .failed(error) }
+      }
+      attempt += 1
+      if let retryWait, retryWait > .zero {
+        do {
+          try await clock.sleep(for: retryWait)
+        } catch {
+          return .failed(.cancelled(host: url.host))
+        }
+      }
+    }
+  }
+
+  private func headers(
+    for url: WebURL, original: WebURL, settings: FetchSettings, validators: Validators?
+  ) -> HTTPHeaders {
+    var headers = HTTPHeaders()
+    headers.add("User-Agent", settings.userAgent)
+    for (name, value) in settings.headers.sorted(by: { $0.key < $1.key }) {
+      headers.replaceOrAdd(name, value)
+    }
+    if let etag = validators?.etag { headers.replaceOrAdd("If-None-Match", etag) }
+    if let lastModified = validators?.lastModified {
+      headers.replaceOrAdd("If-Modified-Since", lastModified)
+    }
+    // Credentials go to the origin first asked for only, never to a redirect target elsewhere.
+    if let credentials = settings.credentials, url.origin == original.origin,
+      let header = credentials.header(environment: environment)
+    {
+      headers.replaceOrAdd(header.name, header.value)
+    }
+    if settings.cookies, let cookie = cookies.header(for: url) {
+      headers.replaceOrAdd("Cookie", cookie)
+    }
+    return headers
+  }
+
+  // MARK: Per-host and global slots
+
+  private enum Acquired { case acquired, deferred(String), cancelled }
+
+  private static func key(_ url: WebURL) -> String? {
+    guard url.scheme == "http" || url.scheme == "https", url.host != nil else { return nil }
+    return url.origin
+  }
+
+  private static func slot(_ settings: FetchSettings) -> HostSlot {
+    HostSlot(
+      concurrency: settings.perHostConcurrency, minDelay: settings.perHostDelay,
+      maxDelay: settings.maxPerHostDelay, adaptive: settings.adaptiveDelay)
+  }
+
+  private func acquire(_ key: String, settings: FetchSettings, deadline: ContinuousClock.Instant?) async
+    -> Acquired
+  {
+    while true {
+      if Task.isCancelled { return .cancelled }
+      let now = clock.now
+      if let deadline, now >= deadline { return .deferred("the deadline passed while waiting for \(key)") }
+      var slot = slots[key] ?? Self.slot(settings)
+      slot.concurrency = max(1, settings.perHostConcurrency)
+      slot.adaptive = settings.adaptiveDelay
+      // Sources sharing a host get the politest delay any of them asked for.
+      slot.raiseMinDelay(to: settings.perHostDelay)
+      slots[key] = slot
+      switch slot.admission(now: now) {
+      case .start:
+        if globalActive >= self.settings.concurrency {
+          await wait(on: Self.globalKey, until: deadline)
+          continue
+        }
+        if let deadline, let expected = slot.expectedLatency, now + expected > deadline {
+          return .deferred(
+            "\(key) takes about \(formatDuration(expected)), more than the time left before the deadline")
+        }
+        slots[key]?.started(now: now)
+        globalActive += 1
+        return .acquired
+      case .wait(let until):
+        if let deadline, until > deadline {
+          return .deferred("the per-host delay of \(key) ends after the deadline")
+        }
+        passGlobalTurn()
+        do { try await clock.sleep(until: until) } catch { return .cancelled }
+      case .full:
+        passGlobalTurn()
+        await wait(on: key, until: deadline)
+      }
+    }
+  }
+
+  /// A woken global waiter that cannot use the free global capacity hands it on.
+  private func passGlobalTurn() {
+    if globalActive < settings.concurrency { wakeOne(Self.globalKey) }
+  }
+
+  private func release(_ key: String, elapsed: Duration, outcome: HostSlot.Outcome) {
+    slots[key]?.finished(now: clock.now, elapsed: elapsed, outcome: outcome)
+    globalActive -= 1
+    wakeOne(key)
+    wakeOne(Self.globalKey)
+  }
+
+  /// Suspends until `wakeOne(key)`, the deadline, or cancellation.
+  private func wait(on key: String, until deadline: ContinuousClock.Instant?) async {
+    let id = nextWaiterID
+    nextWaiterID += 1
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        waiters[key, default: []].append((id, continuation))
+        if let deadline {
+          Task { [clock] in
+            try? await clock.sleep(until: deadline)
+            self.wake(key, id: id)
+          }
+        }
+      }
+    } onCancel: {
+      Task { await self.wake(key, id: id) }
+    }
+  }
+
+  private func wake(_ key: String, id: Int) {
+    guard let index = waiters[key]?.firstIndex(where: { $0.id == id }) else { return }
+    waiters[key]?.remove(at: index).continuation.resume()
+  }
+
+  private func wakeOne(_ key: String) {
+    guard let list = waiters[key], !list.isEmpty else { return }
+    waiters[key]?.removeFirst().continuation.resume()
+    if waiters[key]?.isEmpty == true { waiters[key] = nil }
+  }
+}
+
+/// A type-erased random number generator (jitter is injectable for tests).
+struct AnyRandom: RandomNumberGenerator {
+  var base: any RandomNumberGenerator
+  mutating func next() -> UInt64 { base.next() }
+}
