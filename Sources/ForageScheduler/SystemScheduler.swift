@@ -341,27 +341,41 @@ final class WakeSignal: @unchecked Sendable {
     w?.resume()
   }
 
+  /// Returns after a signal (one sent before the call counts) or when the
+  /// calling task is cancelled.
   private func next() async {
-    await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-      let ready: Bool = lock.withLock {
-        if pending {
-          pending = false
-          return true
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+        let ready: Bool = lock.withLock {
+          if pending {
+            pending = false
+            return true
+          }
+          // Checked under the lock: either the cancellation handler below
+          // already ran (and we return now), or it runs later and finds the
+          // waiter to resume.
+          if Task.isCancelled { return true }
+          waiter = c
+          return false
         }
-        waiter = c
-        return false
+        if ready { c.resume() }
       }
-      if ready { c.resume() }
+    } onCancel: {
+      let w: CheckedContinuation<Void, Never>? = lock.withLock {
+        defer { waiter = nil }
+        return waiter
+      }
+      w?.resume()
     }
   }
 
   /// Returns after a signal, after `timeout`, or at once when cancelled.
   func wait(timeout: Duration) async {
+    // Whichever child ends first cancels the other. Neither leaves a signal
+    // behind: a stray one would make the next wait return at once, and the
+    // run loop spin.
     await withTaskGroup(of: Void.self) { group in
-      group.addTask {
-        try? await Task.sleep(for: timeout)
-        self.signal()  // ends `next()` below if the timeout (or cancellation) came first
-      }
+      group.addTask { try? await Task.sleep(for: timeout) }
       group.addTask { await self.next() }
       await group.next()
       group.cancelAll()
