@@ -13,7 +13,8 @@ protocol Command {
 /// Every subcommand, in the order `forage --help` lists them.
 var commands: [any Command.Type] {
   [
-    RunCommand.self, ExportCommand.self, QueryCommand.self, DemoCommand.self,
+    RunCommand.self, DaemonCommand.self, SimulateCommand.self, ExportCommand.self, QueryCommand.self,
+    DemoCommand.self,
   ]
 }
 

@@ -127,7 +127,7 @@ struct ConfigReader {
     "maxBodySize", "robotsTxt", "retries", "headers", "headersFromEnv", "cookies",
   ]
   static let taskKeys = ["id", "kind", "every", "budget", "requiresNetwork", "requiresExternalPower", "sources"]
-  static let sourceKeys = ["name", "url", "urls", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical"]
+  static let sourceKeys = ["name", "url", "urls", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly"]
   static let fieldKeys = ["css", "pointer", "attr", "all", "type", "regex", "trim", "default", "required"]
   static let crawlKeys = ["follow", "sameHost", "allowedDomains", "include", "exclude", "maxDepth", "maxPages", "revisitAfter"]
 
@@ -277,6 +277,7 @@ struct ConfigReader {
     }
     if let f = m["fetch"] { source.fetch = fetchOptions(f, at: join(path, "fetch")) }
     if let c = bool(m["critical"], at: join(path, "critical")) { source.critical = c }
+    if let w = bool(m["wifiOnly"], at: join(path, "wifiOnly")) { source.wifiOnly = w }
     return name == nil ? nil : source
   }
 

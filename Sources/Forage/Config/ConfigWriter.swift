@@ -73,6 +73,7 @@ extension Source {
     let f = fetch.jsonValue
     if case .object(let fm) = f, !fm.isEmpty { m.append(("fetch", f)) }
     if critical { m.append(("critical", .bool(true))) }
+    if wifiOnly { m.append(("wifiOnly", .bool(true))) }
     return .object(m)
   }
 }

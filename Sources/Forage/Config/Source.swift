@@ -25,12 +25,15 @@ public struct Source: Sendable, Hashable {
   public var fetch: FetchOptions
   /// Critical sources still run in Low Power Mode.
   public var critical: Bool
+  /// Sources marked Wi-Fi only wait while the network is expensive or
+  /// constrained (cellular, Low Data Mode).
+  public var wifiOnly: Bool
 
   public init(
     name: String, urls: [String], format: SourceFormat = .html,
     extract fields: KeyValuePairs<String, FieldRule> = [:], match: String? = nil,
     items: String? = nil, key: [String] = [], crawl: CrawlScope? = nil,
-    fetch: FetchOptions = FetchOptions(), critical: Bool = false
+    fetch: FetchOptions = FetchOptions(), critical: Bool = false, wifiOnly: Bool = false
   ) {
     self.name = name
     self.urls = urls
@@ -42,6 +45,7 @@ public struct Source: Sendable, Hashable {
     self.crawl = crawl
     self.fetch = fetch
     self.critical = critical
+    self.wifiOnly = wifiOnly
   }
 
   /// A source with one start URL.
@@ -49,11 +53,11 @@ public struct Source: Sendable, Hashable {
     name: String, url: String, format: SourceFormat = .html,
     extract fields: KeyValuePairs<String, FieldRule> = [:], match: String? = nil,
     items: String? = nil, key: [String] = [], crawl: CrawlScope? = nil,
-    fetch: FetchOptions = FetchOptions(), critical: Bool = false
+    fetch: FetchOptions = FetchOptions(), critical: Bool = false, wifiOnly: Bool = false
   ) {
     self.init(
       name: name, urls: [url], format: format, extract: fields, match: match, items: items,
-      key: key, crawl: crawl, fetch: fetch, critical: critical)
+      key: key, crawl: crawl, fetch: fetch, critical: critical, wifiOnly: wifiOnly)
   }
 }
 

@@ -62,12 +62,17 @@ public final class Job: Sendable {
   ///   - sources: names of the sources to refresh; nil for all.
   ///   - task: the task identifier recorded with the run.
   ///   - budget: the time this launch may take.
+  ///   - concurrencyLimit: at most this many requests at once (a job on
+  ///     battery runs with fewer), whatever the config says.
   ///   - progress: called after each commit with the running totals.
+  ///
+  /// Cancelling the calling task stops the job as its deadline would: no
+  /// new requests, in-flight ones cancelled, everything done so far committed.
   /// - Throws: `ConfigError` for an unknown source name or a source that
   ///   does not compile; store errors. Fetch failures are not thrown: they
   ///   are counted in the summary and retried on later launches.
   public func run(
-    sources names: [String]? = nil, task: String = "run", budget: Duration,
+    sources names: [String]? = nil, task: String = "run", budget: Duration, concurrencyLimit: Int? = nil,
     progress: (@Sendable (JobSummary) -> Void)? = nil
   ) async throws -> JobSummary {
     let clock = ContinuousClock()
@@ -93,11 +98,13 @@ public final class Job: Sendable {
     var summary = JobSummary()
     do {
       for source in compiled {
-        if clock.now >= deadline - Defaults.stopMargin {
+        if clock.now >= deadline - Defaults.stopMargin || Task.isCancelled {
           summary.stoppedByBudget = true
           break
         }
-        try await crawl(source, run: runID, deadline: deadline, summary: &summary, progress: progress)
+        try await crawl(
+          source, run: runID, deadline: deadline, concurrencyLimit: concurrencyLimit, summary: &summary,
+          progress: progress)
       }
     } catch {
       var failed = RunSummary(finishedAt: Date(), outcome: "failed")
@@ -115,7 +122,7 @@ public final class Job: Sendable {
   // MARK: One source
 
   func crawl(
-    _ source: CompiledSource, run: Int64, deadline: ContinuousClock.Instant,
+    _ source: CompiledSource, run: Int64, deadline: ContinuousClock.Instant, concurrencyLimit: Int?,
     summary: inout JobSummary, progress: (@Sendable (JobSummary) -> Void)?
   ) async throws {
     let clock = ContinuousClock()
@@ -124,7 +131,7 @@ public final class Job: Sendable {
     let crawl = try await store.openCrawl(source: s.name, seeds: seeds, now: Date())
     let options = config.fetchOptions(for: s)
     let settings = Job.settings(from: options, userAgent: config.userAgent)
-    let concurrency = max(1, options.concurrency ?? settings.concurrency)
+    let concurrency = max(1, min(options.concurrency ?? settings.concurrency, concurrencyLimit ?? .max))
     let stopAt = deadline - Defaults.stopMargin
     let hardStop = deadline + Defaults.grace
     let lease = Date().addingTimeInterval((deadline - clock.now).seconds + Defaults.grace.seconds + 60)
@@ -161,7 +168,7 @@ public final class Job: Sendable {
       let claimSize = max(concurrency * 4, 32)
 
       while true {
-        if !stopping && clock.now >= stopAt { stopping = true }
+        if !stopping && (clock.now >= stopAt || Task.isCancelled) { stopping = true }
         // Start fetches up to the concurrency limit.
         while !stopping && fetching < concurrency && next < queue.count {
           let (item, previous) = queue[next]

@@ -1,0 +1,142 @@
+import Foundation
+import ForageHTTP
+import ForageScheduler
+import ForageStore
+
+/// Connects a config's tasks to a `TaskScheduler`: each task's handler first
+/// submits its next request (the rule every guide repeats), then runs the
+/// job for the task's sources within the launch's budget, adapted to the
+/// conditions it launched under.
+///
+///     let runner = TaskRunner(config: config, store: store, transport: CurlTransport())
+///     runner.register(on: scheduler)
+///     scheduler.finishLaunching()
+///     try runner.submitAll(to: scheduler, now: Date())
+///
+/// Expiration cancels the handler's Swift task; the job then stops as at its
+/// deadline (in-flight fetches cancelled, everything done committed) and the
+/// launch completes with `success: false`. The next launch resumes the crawl.
+public struct TaskRunner: Sendable {
+  public let config: ForageConfig
+  let store: any Store
+  let transport: any Transport
+  let onFinish: (@Sendable (TaskDefinition, LaunchPlan, JobSummary?) -> Void)?
+
+  /// - Parameter onFinish: called after each launch with its plan and summary
+  ///   (nil when the job failed), e.g. to print a line.
+  public init(
+    config: ForageConfig, store: any Store, transport: any Transport,
+    onFinish: (@Sendable (TaskDefinition, LaunchPlan, JobSummary?) -> Void)? = nil
+  ) {
+    self.config = config
+    self.store = store
+    self.transport = transport
+    self.onFinish = onFinish
+  }
+
+  /// Registers a live handler for every task of the config.
+  public func register(on scheduler: any TaskScheduler) {
+    for task in config.tasks {
+      scheduler.register(task.id) { background in
+        try await self.launch(task, background, scheduler: scheduler)
+      }
+    }
+  }
+
+  /// Submits a request for every task that has none pending, due at `now`.
+  ///
+  /// - Throws: `SchedulerError` from the scheduler (not permitted, too many
+  ///   pending requests…).
+  public func submitAll(to scheduler: any TaskScheduler, now: Date) async throws {
+    let pending = Set(await scheduler.pendingTaskRequests().map(\.identifier))
+    for task in config.tasks where !pending.contains(task.id) {
+      try scheduler.submit(TaskRunner.request(for: task, earliestBeginDate: now))
+    }
+  }
+
+  /// The request that schedules `task`.
+  public static func request(for task: TaskDefinition, earliestBeginDate: Date?) -> any TaskRequest {
+    switch task.kind {
+    case .appRefresh:
+      return AppRefreshTaskRequest(identifier: task.id, earliestBeginDate: earliestBeginDate)
+    case .processing, .continuedProcessing:
+      return ProcessingTaskRequest(
+        identifier: task.id, earliestBeginDate: earliestBeginDate,
+        requiresNetworkConnectivity: task.requiresNetwork, requiresExternalPower: task.requiresExternalPower)
+    }
+  }
+
+  /// A scheduling policy whose budgets are the config's task budgets.
+  public func policy(_ base: SchedulingPolicy) -> SchedulingPolicy {
+    var p = base
+    for task in config.tasks { p.budgetOverrides[task.id] = task.budget }
+    return p
+  }
+
+  /// One launch: resubmit, plan, run the job, report what was refreshed.
+  func launch(_ task: TaskDefinition, _ background: BackgroundTask, scheduler: any TaskScheduler) async throws {
+    // Resubmit first: if this launch is killed, the next one is still scheduled.
+    do {
+      try scheduler.submit(TaskRunner.request(for: task, earliestBeginDate: Date().addingTimeInterval(task.every.seconds)))
+    } catch {
+      FileHandle.standardError.write(Data("forage: cannot resubmit \(task.id): \(error)\n".utf8))
+    }
+    let plan = LaunchPlan(task: task, config: config, conditions: background.conditions)
+    guard !plan.sources.isEmpty else {
+      onFinish?(task, plan, JobSummary())
+      return
+    }
+    let job = Job(config: config, store: store, transport: transport)
+    do {
+      let summary = try await job.run(
+        sources: plan.sources, task: task.id, budget: background.remainingBudget,
+        concurrencyLimit: plan.concurrencyLimit)
+      background.reportRefreshed(sources: summary.stoppedByBudget ? summary.completedSources : plan.sources)
+      onFinish?(task, plan, summary)
+      if summary.stoppedByBudget { throw CancellationError() }
+    } catch let error as CancellationError {
+      throw error
+    } catch {
+      onFinish?(task, plan, nil)
+      throw error
+    }
+  }
+}
+
+/// What a launch runs, given the conditions it launched under.
+///
+/// - On battery, concurrency drops to a quarter (at least 1).
+/// - On an expensive or constrained network (cellular, Low Data Mode),
+///   sources marked `wifiOnly` wait for a later launch.
+/// - In Low Power Mode, only `critical` sources run.
+public struct LaunchPlan: Sendable, Hashable {
+  /// The sources this launch refreshes, critical first.
+  public var sources: [String]
+  /// Sources left for a later launch, with the reason.
+  public var waiting: [String: String]
+  /// The concurrency cap, or nil for the config's.
+  public var concurrencyLimit: Int?
+
+  public init(task: TaskDefinition, config: ForageConfig, conditions: DeviceConditions) {
+    var run: [String] = []
+    var waiting: [String: String] = [:]
+    for name in task.sources {
+      guard let source = config.source(named: name) else { continue }
+      if conditions.isLowPowerModeEnabled && !source.critical {
+        waiting[name] = "Low Power Mode: only critical sources run"
+      } else if source.wifiOnly && (conditions.network.isExpensive || conditions.network.isConstrained) {
+        waiting[name] = "Wi-Fi only, and the network is \(conditions.network)"
+      } else {
+        run.append(name)
+      }
+    }
+    self.sources = run
+    self.waiting = waiting
+    if !conditions.isCharging {
+      let configured = config.fetch.concurrency ?? 16
+      concurrencyLimit = max(1, configured / 4)
+    } else {
+      concurrencyLimit = nil
+    }
+  }
+}

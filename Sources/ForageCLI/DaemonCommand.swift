@@ -1,0 +1,135 @@
+import Dispatch
+import Foundation
+import Forage
+import ForageScheduler
+import ForageStore
+
+/// `forage daemon`: runs the config's tasks under the wall clock and the
+/// machine's real conditions until SIGINT or SIGTERM.
+struct DaemonCommand: Command {
+  static let name = "daemon"
+  static let abstract = "Run the config's tasks on schedule until interrupted."
+  static let help = """
+    Usage: forage daemon [--config FILE] [--store PATH] [--low-power] [--refresh-denied] [--json]
+
+    Schedules every task of the config as BGTaskScheduler would on a device
+    that is always charging: each launch first submits its next request
+    (every task's "every" later), then runs the task's sources within its
+    budget. Power and network are read from the machine (on Linux,
+    /sys/class/power_supply and the default route). Pending requests are
+    kept beside the store, so a restarted daemon keeps its schedule.
+
+    SIGINT or SIGTERM expires running tasks (they save their place), waits
+    for them, and exits 0.
+
+    Options:
+      --config FILE      The config file (default: forage.json).
+      --store PATH       SQLite file (default: the config's, beside the config).
+      --low-power        Act as in Low Power Mode (only critical sources run).
+      --refresh-denied   Act as with Background App Refresh denied (nothing runs).
+      --json             Print each launch's summary as a JSON line.
+    """
+
+  var config = Defaults.configFile
+  var store: String?
+  var lowPower = false
+  var refreshDenied = false
+  var json = false
+
+  init(_ args: inout ArgumentList) throws(UsageError) {
+    config = try args.option("--config") ?? config
+    store = try args.option("--store")
+    lowPower = args.flag("--low-power")
+    refreshDenied = args.flag("--refresh-denied")
+    json = args.flag("--json")
+    try args.expectNoMore()
+  }
+
+  func run(_ out: Terminal) async -> ExitStatus {
+    let loaded: ForageConfig
+    do { loaded = try ForageConfig.load(path: config) } catch {
+      out.error("\(error)")
+      return .badInput
+    }
+    guard !loaded.tasks.isEmpty else {
+      out.error("forage daemon: \(config) has no tasks to schedule; add a \"tasks\" array")
+      return .badInput
+    }
+    let location = storeLocation(option: store, config: loaded, configPath: config)
+    let opened: any Store
+    do { opened = try openStore(location) } catch {
+      out.error("forage daemon: \(error)")
+      return .badInput
+    }
+    let json = self.json
+    let runner = TaskRunner(config: loaded, store: opened, transport: defaultTransport()) { task, plan, summary in
+      for (source, why) in plan.waiting.sorted(by: { $0.key < $1.key }) {
+        out.error("\(task.id): \(source) waits: \(why)")
+      }
+      guard let summary else { return out.error("\(task.id): the job failed") }
+      if json {
+        out.print(jsonLine(["task": task.id], summary))
+      } else {
+        out.error("\(task.id): \(progressLine(summary))\(summary.stoppedByBudget ? " (stopped by budget)" : "")")
+      }
+    }
+    let conditions = SystemConditions(
+      lowPowerMode: lowPower, backgroundRefreshStatus: refreshDenied ? .denied : .available)
+    let scheduler = SystemScheduler(
+      policy: runner.policy(.server), conditions: conditions,
+      persistence: JSONFilePendingRequestStore(url: URL(fileURLWithPath: location + ".pending.json")),
+      permittedIdentifiers: loaded.tasks.map(\.id))
+    runner.register(on: scheduler)
+    scheduler.finishLaunching()
+    do { try await runner.submitAll(to: scheduler, now: Date()) } catch {
+      out.error("forage daemon: \(error)")
+      if refreshDenied {
+        out.error("Background App Refresh is denied: no task can run. Turn it on (drop --refresh-denied).")
+      }
+      return .badInput
+    }
+    out.error("forage daemon: \(loaded.tasks.count) task(s) scheduled; store \(location). Ctrl-C to stop.")
+
+    // The scheduler runs until its task is cancelled; then it expires the
+    // running launches, gives them the grace, and returns.
+    let running = Task { await scheduler.run() }
+    let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal in
+      out.error("forage daemon: signal \(signal): expiring running tasks and stopping")
+      running.cancel()
+    }
+    await running.value
+    signals.cancel()
+    return .ok
+  }
+}
+
+/// A JSON object line with `extra` members followed by the summary's.
+func jsonLine(_ extra: [String: String], _ summary: JobSummary) -> String {
+  let encoder = JSONEncoder()
+  encoder.outputFormatting = [.sortedKeys]
+  guard let data = try? encoder.encode(summary),
+        case .object(var members)? = try? JSONValue.parse(Array(data)) else { return "{}" }
+  members.insert(contentsOf: extra.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) }, at: 0)
+  return JSONValue.object(members).serialized()
+}
+
+/// Turns SIGINT/SIGTERM into a callback (dispatch sources; the default
+/// action is ignored while watching).
+final class SignalWatcher: Sendable {
+  // Dispatch sources are thread-safe; the array is written once in init.
+  nonisolated(unsafe) private var sources: [DispatchSourceSignal] = []
+
+  init(signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) {
+    for s in signals {
+      signal(s, SIG_IGN)
+      let source = DispatchSource.makeSignalSource(signal: s, queue: .global())
+      source.setEventHandler { handler(s) }
+      source.resume()
+      sources.append(source)
+    }
+  }
+
+  func cancel() {
+    for s in sources { s.cancel() }
+  }
+}
