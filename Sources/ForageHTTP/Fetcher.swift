@@ -64,7 +64,10 @@ public actor Fetcher {
 
   private var slots: [String: HostSlot] = [:]
   private var globalActive = 0
-  private var waiters: [String: [(id: Int, continuation: CheckedContinuation<Void, Never>)]] = [:]
+  /// Suspended acquirers per key, each with the timer that ends its wait at
+  /// the deadline (cancelled when it is woken earlier, so no timer outlives
+  /// its wait).
+  private var waiters: [String: [(id: Int, continuation: CheckedContinuation<Void, Never>, timer: Task<Void, Never>?)]] = [:]
   private var nextWaiterID = 0
   private var robotsCache = RobotsCache()
   private var robotsLoading: [String: Task<(RobotsRules, Duration), Never>] = [:]
@@ -335,6 +338,8 @@ public actor Fetcher {
       var slot = slots[key] ?? Self.slot(settings)
       slot.concurrency = max(1, settings.perHostConcurrency)
       slot.adaptive = settings.adaptiveDelay
+      // AutoThrottle aims at this many requests in flight: as many as the host allows.
+      slot.targetConcurrency = Double(slot.concurrency)
       // Sources sharing a host get the politest delay any of them asked for.
       slot.raiseMinDelay(to: settings.perHostDelay)
       slots[key] = slot
@@ -382,13 +387,13 @@ public actor Fetcher {
     nextWaiterID += 1
     await withTaskCancellationHandler {
       await withCheckedContinuation { continuation in
-        waiters[key, default: []].append((id, continuation))
-        if let deadline {
+        let timer = deadline.map { deadline in
           Task { [clock] in
-            try? await clock.sleep(until: deadline)
+            guard (try? await clock.sleep(until: deadline)) != nil else { return }
             self.wake(key, id: id)
           }
         }
+        waiters[key, default: []].append((id, continuation, timer))
       }
     } onCancel: {
       Task { await self.wake(key, id: id) }
@@ -397,13 +402,17 @@ public actor Fetcher {
 
   private func wake(_ key: String, id: Int) {
     guard let index = waiters[key]?.firstIndex(where: { $0.id == id }) else { return }
-    waiters[key]?.remove(at: index).continuation.resume()
+    let waiter = waiters[key]!.remove(at: index)
+    waiter.timer?.cancel()
+    waiter.continuation.resume()
   }
 
   private func wakeOne(_ key: String) {
     guard let list = waiters[key], !list.isEmpty else { return }
-    waiters[key]?.removeFirst().continuation.resume()
+    let waiter = waiters[key]!.removeFirst()
     if waiters[key]?.isEmpty == true { waiters[key] = nil }
+    waiter.timer?.cancel()
+    waiter.continuation.resume()
   }
 }
 

@@ -123,7 +123,7 @@ struct ConfigReader {
 
   static let topKeys = ["userAgent", "store", "fetch", "tasks", "sources", "removeQueryParameters"]
   static let fetchKeys = [
-    "userAgent", "concurrency", "perHostConcurrency", "perHostDelay", "timeout", "connectTimeout",
+    "userAgent", "concurrency", "perHostConcurrency", "perHostDelay", "adaptiveDelay", "timeout", "connectTimeout",
     "maxBodySize", "robotsTxt", "retries", "headers", "headersFromEnv", "cookies",
   ]
   static let taskKeys = ["id", "kind", "every", "budget", "requiresNetwork", "requiresExternalPower", "sources"]
@@ -180,6 +180,7 @@ struct ConfigReader {
     o.concurrency = int(m["concurrency"], at: join(path, "concurrency"), min: 1)
     o.perHostConcurrency = int(m["perHostConcurrency"], at: join(path, "perHostConcurrency"), min: 1)
     o.perHostDelay = duration(m["perHostDelay"], at: join(path, "perHostDelay"))
+    o.adaptiveDelay = bool(m["adaptiveDelay"], at: join(path, "adaptiveDelay"))
     o.timeout = duration(m["timeout"], at: join(path, "timeout"))
     o.connectTimeout = duration(m["connectTimeout"], at: join(path, "connectTimeout"))
     o.maxBodySize = size(m["maxBodySize"], at: join(path, "maxBodySize"))

@@ -26,6 +26,7 @@ extension FetchOptions {
     if let concurrency { m.append(("concurrency", .number(Double(concurrency)))) }
     if let perHostConcurrency { m.append(("perHostConcurrency", .number(Double(perHostConcurrency)))) }
     if let perHostDelay { m.append(("perHostDelay", .string(Units.format(perHostDelay)))) }
+    if let adaptiveDelay { m.append(("adaptiveDelay", .bool(adaptiveDelay))) }
     if let timeout { m.append(("timeout", .string(Units.format(timeout)))) }
     if let connectTimeout { m.append(("connectTimeout", .string(Units.format(connectTimeout)))) }
     if let maxBodySize { m.append(("maxBodySize", .number(Double(maxBodySize)))) }

@@ -114,6 +114,9 @@ public struct FetchOptions: Sendable, Hashable {
   public var concurrency: Int?
   public var perHostConcurrency: Int?
   public var perHostDelay: Duration?
+  /// Adapt the per-host delay to observed latency and to 429/503 answers
+  /// (AutoThrottle-like). Default true.
+  public var adaptiveDelay: Bool?
   public var timeout: Duration?
   public var connectTimeout: Duration?
   public var maxBodySize: Int?
@@ -136,6 +139,7 @@ public struct FetchOptions: Sendable, Hashable {
     r.concurrency = other.concurrency ?? concurrency
     r.perHostConcurrency = other.perHostConcurrency ?? perHostConcurrency
     r.perHostDelay = other.perHostDelay ?? perHostDelay
+    r.adaptiveDelay = other.adaptiveDelay ?? adaptiveDelay
     r.timeout = other.timeout ?? timeout
     r.connectTimeout = other.connectTimeout ?? connectTimeout
     r.maxBodySize = other.maxBodySize ?? maxBodySize

@@ -42,6 +42,7 @@ public final class Job: Sendable {
     if let v = o.concurrency { s.concurrency = v }
     if let v = o.perHostConcurrency { s.perHostConcurrency = v }
     if let v = o.perHostDelay { s.perHostDelay = v }
+    if let v = o.adaptiveDelay { s.adaptiveDelay = v }
     if let v = o.timeout { s.timeout = v }
     if let v = o.connectTimeout { s.connectTimeout = v }
     if let v = o.maxBodySize { s.maxBodySize = v }
