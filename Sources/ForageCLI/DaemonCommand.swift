@@ -46,15 +46,7 @@ struct DaemonCommand: Command {
   }
 
   func run(_ out: Terminal) async -> ExitStatus {
-    let loaded: ForageConfig
-    do { loaded = try ForageConfig.load(path: config) } catch {
-      out.error("\(error)")
-      return .badInput
-    }
-    guard !loaded.tasks.isEmpty else {
-      out.error("forage daemon: \(config) has no tasks to schedule; add a \"tasks\" array")
-      return .badInput
-    }
+    guard let loaded = loadConfig(config, needingTasksFor: "daemon", out) else { return .badInput }
     let location = storeLocation(option: store, config: loaded, configPath: config)
     let opened: any Store
     do { opened = try openStore(location) } catch {

@@ -46,11 +46,7 @@ struct RunCommand: Command {
   }
 
   func run(_ out: Terminal) async -> ExitStatus {
-    let loaded: ForageConfig
-    do { loaded = try ForageConfig.load(path: config) } catch {
-      out.error("\(error)")
-      return .badInput
-    }
+    guard let loaded = loadConfig(config, out) else { return .badInput }
     var names: [String]? = sources.isEmpty ? nil : sources
     var taskBudget: Duration?
     if let task {

@@ -16,6 +16,23 @@ func openStore(_ location: String) throws(UsageError) -> any Store {
   }
 }
 
+/// Loads the config at `path`, printing its problems when it is invalid.
+///
+/// - Parameter command: the command that needs a "tasks" array, if any
+///   (its name goes into the message when there is none).
+func loadConfig(_ path: String, needingTasksFor command: String? = nil, _ out: Terminal) -> ForageConfig? {
+  let loaded: ForageConfig
+  do { loaded = try ForageConfig.load(path: path) } catch {
+    out.error("\(error)")
+    return nil
+  }
+  if let command, loaded.tasks.isEmpty {
+    out.error("forage \(command): \(path) has no tasks; add a \"tasks\" array")
+    return nil
+  }
+  return loaded
+}
+
 /// The store location for a config: `--store`, else the config's `store`
 /// (relative to the config file's folder), else `forage.sqlite` beside it.
 func storeLocation(option: String?, config: ForageConfig, configPath: String) -> String {

@@ -66,15 +66,7 @@ struct SimulateCommand: Command {
   }
 
   func run(_ out: Terminal) async -> ExitStatus {
-    let loaded: ForageConfig
-    do { loaded = try ForageConfig.load(path: config) } catch {
-      out.error("\(error)")
-      return .badInput
-    }
-    guard !loaded.tasks.isEmpty else {
-      out.error("forage simulate: \(config) has no tasks to simulate; add a \"tasks\" array")
-      return .badInput
-    }
+    guard let loaded = loadConfig(config, needingTasksFor: "simulate", out) else { return .badInput }
     let device: DeviceProfile
     do { device = try DeviceProfile.named(profile) } catch {
       out.error("forage simulate: \(error)")
