@@ -59,7 +59,9 @@ let package = Package(
     .testTarget(name: "ForageSchedulerTests", dependencies: ["ForageScheduler"]),
     .testTarget(
       name: "ForageTests",
-      dependencies: ["Forage", "ForageHTML", "ForageHTTP", "ForageStore", "ForageURL", "ForageTestSupport"]),
+      dependencies: [
+        "Forage", "ForageHTML", "ForageHTTP", "ForageStore", "ForageURL", "ForageScheduler", "ForageTestSupport",
+      ]),
     .testTarget(name: "ForageTestSupportTests", dependencies: ["ForageTestSupport"]),
     .testTarget(
       name: "ForageCLITests", dependencies: ["ForageCLI", "Forage", "ForageStore", "ForageTestSupport"]),

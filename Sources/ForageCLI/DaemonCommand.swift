@@ -71,6 +71,14 @@ struct DaemonCommand: Command {
       policy: runner.policy(.server), conditions: conditions,
       persistence: JSONFilePendingRequestStore(url: URL(fileURLWithPath: location + ".pending.json")),
       permittedIdentifiers: loaded.tasks.map(\.id))
+    do {
+      // Claims left by a killed daemon go back to the queue, once: from now
+      // on launches of different tasks run side by side.
+      try await opened.releaseClaims(owner: nil)
+    } catch {
+      out.error("forage daemon: \(error)")
+      return .jobFailed
+    }
     runner.register(on: scheduler)
     scheduler.finishLaunching()
     do { try await runner.submitAll(to: scheduler, now: Date()) } catch {

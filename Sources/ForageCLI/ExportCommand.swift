@@ -49,15 +49,21 @@ struct ExportCommand: Command {
       out.error("forage export: \(error)")
       return .badInput
     }
+    // With --out, write beside the target and rename at the end, so a failed
+    // export leaves the previous file as it was.
+    let partial = outFile.map { $0 + ".partial" }
     var handle: FileHandle?
-    if let outFile {
-      guard FileManager.default.createFile(atPath: outFile, contents: nil), let h = FileHandle(forWritingAtPath: outFile) else {
-        out.error("forage export: cannot write \(outFile)")
+    if let partial {
+      guard FileManager.default.createFile(atPath: partial, contents: nil), let h = FileHandle(forWritingAtPath: partial) else {
+        out.error("forage export: cannot write \(partial)")
         return .badInput
       }
       handle = h
     }
-    defer { try? handle?.close() }
+    defer {
+      try? handle?.close()
+      if let partial { try? FileManager.default.removeItem(atPath: partial) }
+    }
     do {
       var buffer = ""
       let count = try await Exporter(store: opened).export(format: format, source: source) { chunk in
@@ -68,7 +74,13 @@ struct ExportCommand: Command {
         }
       }
       if let handle { handle.write(Data(buffer.utf8)) } else { out.write(1, buffer) }
-      if outFile != nil { out.error("wrote \(count) records to \(outFile!)") }
+      if let outFile, let partial {
+        try handle?.close()
+        handle = nil
+        if FileManager.default.fileExists(atPath: outFile) { try FileManager.default.removeItem(atPath: outFile) }
+        try FileManager.default.moveItem(atPath: partial, toPath: outFile)
+        out.error("wrote \(count) records to \(outFile)")
+      }
       return .ok
     } catch {
       out.error("forage export: \(error)")

@@ -69,9 +69,8 @@ struct QueryCommand: Command {
           return .jobFailed
         }
         bytes = response.body
-        if let ct = response.headers["Content-Type"], let r = ct.range(of: "charset=") {
-          encoding = String(ct[r.upperBound...].prefix { $0 != ";" })
-        }
+        // The parser reads the charset parameter of a whole Content-Type value.
+        if let ct = response.headers["Content-Type"] { encoding = ct }
       case .failed(let error):
         out.error("forage query: \(error)")
         return .jobFailed

@@ -87,8 +87,12 @@ struct SimulateCommand: Command {
     let scheduler = SimulatedScheduler(
       device: device, policy: runner?.policy(SchedulingPolicy()) ?? SimulationPlan.policy(loaded),
       seed: seed, permittedIdentifiers: loaded.tasks.map(\.id), log: .silent)
-    if live, let runner {
-      runner.register(on: scheduler)
+    if live, let runner, let opened {
+      do { try await opened.releaseClaims(owner: nil) } catch {
+        out.error("forage simulate: \(error)")
+        return .jobFailed
+      }
+      runner.register(on: scheduler, now: { scheduler.now })
     } else {
       let durations = await SimulationPlan.recordedDurations(opened, tasks: loaded.tasks)
       for task in loaded.tasks {

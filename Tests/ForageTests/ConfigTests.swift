@@ -152,6 +152,14 @@ func problems(_ json: String) -> [ConfigProblem] {
     #expect(Units.duration("s") == nil)
   }
 
+  @Test func test_outOfRange_isNotANumberNotACrash() {
+    #expect(Units.duration("1e300s") == nil)
+    #expect(Units.duration("1e20s") == nil)
+    #expect(Units.size("1e300KiB") == nil)
+    let p = problems(#"{"fetch": {"maxBodySize": 1e300, "timeout": "1e300s"}, "sources": [{"name": "a", "url": "https://x.org/"}]}"#)
+    #expect(Set(p.map(\.path)) == ["fetch.maxBodySize", "fetch.timeout"])
+  }
+
   @Test func test_sizes() {
     #expect(Units.size("512KiB") == 512 * 1024)
     #expect(Units.size("10MiB") == 10 * 1024 * 1024)

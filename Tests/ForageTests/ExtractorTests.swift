@@ -72,6 +72,16 @@ func extract(_ html: String, _ source: Source, url: String = "https://shop.examp
     #expect(e.records[1].fields["price"] == .null)
   }
 
+  @Test func test_itemsWithoutKey_areSkippedNotMerged() throws {
+    let html = "<li class=row data-id=1>a</li><li class=row>b</li><li class=row data-id=''>c</li>"
+    let source = Source(
+      name: "s", url: "https://shop.example/", extract: ["id": .css(".row", attr: "data-id"), "t": ".row"],
+      items: "li.row", key: ["id"])
+    let e = try extract(html, source)
+    #expect(e.records.map(\.key) == ["1"])
+    #expect(e.warnings.contains { $0.contains("without its key") })
+  }
+
   @Test func test_links_resolvedAgainstBaseHref_withoutFragments() throws {
     let html = """
       <head><base href="https://cdn.example/dir/"></head>

@@ -4,6 +4,7 @@ import Testing
 import ForageHTTP
 import ForageStore
 import ForageTestSupport
+import ForageURL
 @testable import Forage
 
 /// A config crawling the demo shop at `base`, one record per product.
@@ -226,5 +227,54 @@ func shopConfig(
     #expect(second.bytes == 0)
     let last = try #require(server.requests.last)
     #expect(last.header("If-None-Match") != nil || last.header("If-Modified-Since") != nil)
+  }
+}
+
+@Suite struct JobEdgeTests {
+  @Test func test_startURL_mayRedirectOutOfTheIncludePatterns() async throws {
+    let server = try TestServer(routes: [
+      "/": Route { _ in .redirect(to: "/home") },
+      "/home": Route { _ in .html("<a href=/item/1>one</a><a href=/about>about</a>") },
+      "/item/1": Route { _ in .html("<h1>One</h1>") },
+      "/about": Route { _ in .html("<h1>About</h1>") },
+    ])
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    var fetch = FetchOptions()
+    fetch.robotsTxt = false
+    fetch.perHostDelay = .zero
+    let config = ForageConfig(fetch: fetch, sources: [
+      Source(name: "s", url: server.url("/"), extract: ["t": "h1"], match: "h1", crawl: CrawlScope(include: ["/item/"]))
+    ])
+    let s = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    #expect(s.recordsNew == 1)
+    #expect(try await allRecords(store).map(\.key) == [server.url("/item/1")])
+    #expect(server.requestCount(path: "/about") == 0)
+  }
+
+  @Test func test_withoutRecoveringClaims_anotherJobsClaimsAreLeftAlone() async throws {
+    let server = try TestServer(routes: [
+      "/a": Route { _ in .html("<h1>A</h1>") }, "/b": Route { _ in .html("<h1>B</h1>") },
+    ])
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    var fetch = FetchOptions()
+    fetch.robotsTxt = false
+    let source = Source(name: "s", urls: [server.url("/a"), server.url("/b")], extract: ["t": "h1"])
+    let config = ForageConfig(fetch: fetch, sources: [source])
+    // Another job of the same process holds /a.
+    let compiled = try CompiledSource(source, canonicalizer: .default)
+    let seeds = source.urls.map { PageContext.seed(WebURL($0)!, source: compiled, depth: 0) }
+    let crawl = try await store.openCrawl(source: "s", seeds: seeds, now: Date())
+    let held = try await store.claim(crawl: crawl.id, limit: 1, owner: "other", leaseUntil: Date() + 3600, now: Date())
+    #expect(held.map(\.url) == [server.url("/a")])
+
+    let s = try await Job(config: config, store: store, transport: CurlTransport())
+      .run(budget: .seconds(30), recoveringClaims: false)
+    #expect(s.pagesFetched == 1)
+    #expect(server.requestCount(path: "/a") == 0)
+    #expect(server.requestCount(path: "/b") == 1)
   }
 }

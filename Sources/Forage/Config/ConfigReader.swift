@@ -68,7 +68,7 @@ struct ConfigReader {
   mutating func size(_ v: JSONValue?, at path: String) -> Int? {
     guard let v else { return nil }
     switch v {
-    case .number(let n) where n >= 0 && n == n.rounded(): return Int(n)
+    case .number(let n) where n >= 0 && n == n.rounded() && n < 1e15: return Int(n)
     case .string(let s):
       if let n = Units.size(s) { return n }
       fallthrough

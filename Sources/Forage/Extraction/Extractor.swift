@@ -23,7 +23,7 @@ enum Extractor {
   // A literal known to be valid: compiled once.
   static let baseSelector = try! Selector("base[href]")
 
-  static let urlAttributes: Set<String> = ["href", "src", "action", "poster", "data-src", "srcset"]
+  static let urlAttributes: Set<String> = ["href", "src", "action", "poster", "data-src"]
 
   // MARK: HTML
 
@@ -81,8 +81,7 @@ enum Extractor {
           }
         }
         if skip { continue }
-        let fields = JSONValue.object(members)
-        out.records.append(ExtractedRecord(key: key(for: fields, source: s.source, canonical: canonical, itemIndex: s.items == nil ? nil : index), fields: fields))
+        append(members, index: index, items: s.items != nil, url: url, canonical: canonical, source: s, to: &out)
       }
     }
     if wantLinks, let follow = s.follow {
@@ -147,10 +146,33 @@ enum Extractor {
         }
       }
       if skip { continue }
-      let fields = JSONValue.object(members)
-      out.records.append(ExtractedRecord(key: key(for: fields, source: s.source, canonical: canonical, itemIndex: s.source.items == nil ? nil : index), fields: fields))
+      append(members, index: index, items: s.source.items != nil, url: url, canonical: canonical, source: s, to: &out)
     }
     return out
+  }
+
+  /// Adds a record with its identity. A record whose `key` fields are all
+  /// missing has no identity: storing it under an empty key would merge it
+  /// with every other such record, so it is dropped with a warning.
+  static func append(
+    _ members: [(key: String, value: JSONValue)], index: Int, items: Bool, url: WebURL, canonical: WebURL,
+    source s: CompiledSource, to out: inout Extraction
+  ) {
+    let fields = JSONValue.object(members)
+    if !s.source.key.isEmpty && s.source.key.allSatisfy({ name in
+      switch fields[name] {
+      case nil, .null?: return true
+      case .string(let v)?: return v.isEmpty
+      default: return false
+      }
+    }) {
+      if out.warnings.count < 5 {
+        out.warnings.append("\(url.href): a record without its key field(s) \(s.source.key.joined(separator: ", ")) was skipped")
+      }
+      return
+    }
+    out.records.append(ExtractedRecord(
+      key: key(for: fields, source: s.source, canonical: canonical, itemIndex: items ? index : nil), fields: fields))
   }
 
   // MARK: Shared

@@ -38,10 +38,15 @@ enum ValueConversion {
     var i = 0
     while i < bytes.count, !(bytes[i] >= 0x30 && bytes[i] <= 0x39) { i += 1 }
     guard i < bytes.count else { return nil }
+    // ".5" and "$.99": a separator right before the first digit starts the number.
+    if i > 0, bytes[i - 1] == UInt8(ascii: ".") || bytes[i - 1] == UInt8(ascii: ",") {
+      i -= 1
+    }
     let negative = i > 0 && (bytes[i - 1] == UInt8(ascii: "-") || (i > 1 && bytes[i - 1] == 0x20 && bytes[i - 2] == UInt8(ascii: "-")))
     var j = i
     while j < bytes.count, (bytes[j] >= 0x30 && bytes[j] <= 0x39) || bytes[j] == UInt8(ascii: ",") || bytes[j] == UInt8(ascii: ".") { j += 1 }
     var token = String(decoding: bytes[i..<j], as: UTF8.self)
+    if token.first == "," { token = "." + token.dropFirst() }
     while token.hasSuffix(",") || token.hasSuffix(".") { token.removeLast() }
     token = normalizeSeparators(token)
     if j < bytes.count, bytes[j] == UInt8(ascii: "e") || bytes[j] == UInt8(ascii: "E") {

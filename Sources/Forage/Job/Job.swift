@@ -66,6 +66,10 @@ public final class Job: Sendable {
   ///   - concurrencyLimit: at most this many requests at once (a job on
   ///     battery runs with fewer), whatever the config says.
   ///   - progress: called after each commit with the running totals.
+  ///   - recoveringClaims: first return every claimed frontier entry to the
+  ///     queue: right for a single process after a crash, wrong while other
+  ///     jobs of the same process run (pass false there, and recover once at
+  ///     start with `Store.releaseClaims(owner: nil)`).
   ///
   /// Cancelling the calling task stops the job as its deadline would: no
   /// new requests, in-flight ones cancelled, everything done so far committed.
@@ -74,7 +78,7 @@ public final class Job: Sendable {
   ///   are counted in the summary and retried on later launches.
   public func run(
     sources names: [String]? = nil, task: String = "run", budget: Duration, concurrencyLimit: Int? = nil,
-    progress: (@Sendable (JobSummary) -> Void)? = nil
+    recoveringClaims: Bool = true, progress: (@Sendable (JobSummary) -> Void)? = nil
   ) async throws -> JobSummary {
     let clock = ContinuousClock()
     let started = clock.now
@@ -93,7 +97,7 @@ public final class Job: Sendable {
 
     // A single process owns an embedded store: claims left by a killed
     // process go back to the queue.
-    try await store.releaseClaims(owner: nil)
+    if recoveringClaims { try await store.releaseClaims(owner: nil) }
     let runID = try await store.beginRun(task: task, sources: selected.map(\.name), startedAt: Date())
 
     var summary = JobSummary()

@@ -57,9 +57,15 @@ struct PageContext: Sendable {
       guard p.status == 200, p.etag != nil || p.lastModified != nil else { return nil }
       return Validators(etag: p.etag, lastModified: p.lastModified)
     }
+    // A start URL may redirect anywhere (http → https, / → /en/): it was
+    // named in the config. Later pages' redirects stay within the scope.
+    let source = self.source
+    var redirectScope: (@Sendable (WebURL) -> Bool)?
+    if item.depth > 0 {
+      redirectScope = { @Sendable url in PageContext.inScope(url, source: source, depth: 0) }
+    }
     let outcome = await fetcher.fetch(
-      url, settings: settings, validators: validators, deadline: deadline,
-      scope: { [source] in PageContext.inScope($0, source: source, depth: 0) })
+      url, settings: settings, validators: validators, deadline: deadline, scope: redirectScope)
     switch outcome {
     case .fetched(let response):
       return processResponse(response, item: item, now: now)
@@ -120,7 +126,8 @@ struct PageContext: Sendable {
         // Followed a link to an image or a PDF: nothing to extract or follow.
         return ProcessedPage(commit: commit(item, .done, page: page), kind: .fetched, bytes: bytes)
       }
-      let document = Document.parse(response.body, transportEncoding: PageContext.charset(contentType))
+      // The parser reads the charset parameter of the Content-Type itself.
+      let document = Document.parse(response.body, transportEncoding: response.headers["Content-Type"])
       let wantLinks = crawlScope.map { item.depth < $0.maxDepth } ?? false
       extraction = Extractor.extractHTML(
         document, url: response.url, canonical: canonical, source: source, wantLinks: wantLinks)
@@ -176,13 +183,5 @@ struct PageContext: Sendable {
     if !source.include.isEmpty && !source.include.contains(where: { $0.firstMatch(in: href, range: range) != nil }) { return false }
     if source.exclude.contains(where: { $0.firstMatch(in: href, range: range) != nil }) { return false }
     return true
-  }
-
-  /// The `charset` parameter of a Content-Type value.
-  static func charset(_ contentType: String) -> String? {
-    guard let r = contentType.range(of: "charset=") else { return nil }
-    let value = contentType[r.upperBound...].prefix { $0 != ";" && $0 != " " }
-    let trimmed = value.trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
-    return trimmed.isEmpty ? nil : trimmed
   }
 }

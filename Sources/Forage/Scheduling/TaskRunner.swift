@@ -9,6 +9,7 @@ import ForageStore
 /// conditions it launched under.
 ///
 ///     let runner = TaskRunner(config: config, store: store, transport: CurlTransport())
+///     try await store.releaseClaims(owner: nil)   // once, after a crash
 ///     runner.register(on: scheduler)
 ///     scheduler.finishLaunching()
 ///     try runner.submitAll(to: scheduler, now: Date())
@@ -35,10 +36,13 @@ public struct TaskRunner: Sendable {
   }
 
   /// Registers a live handler for every task of the config.
-  public func register(on scheduler: any TaskScheduler) {
+  ///
+  /// - Parameter now: the scheduler's clock (a simulated scheduler's virtual
+  ///   time), for the next request's earliest begin date.
+  public func register(on scheduler: any TaskScheduler, now: @escaping @Sendable () -> Date = { Date() }) {
     for task in config.tasks {
       scheduler.register(task.id) { background in
-        try await self.launch(task, background, scheduler: scheduler)
+        try await self.launch(task, background, scheduler: scheduler, now: now())
       }
     }
   }
@@ -74,10 +78,10 @@ public struct TaskRunner: Sendable {
   }
 
   /// One launch: resubmit, plan, run the job, report what was refreshed.
-  func launch(_ task: TaskDefinition, _ background: BackgroundTask, scheduler: any TaskScheduler) async throws {
+  func launch(_ task: TaskDefinition, _ background: BackgroundTask, scheduler: any TaskScheduler, now: Date) async throws {
     // Resubmit first: if this launch is killed, the next one is still scheduled.
     do {
-      try scheduler.submit(TaskRunner.request(for: task, earliestBeginDate: Date().addingTimeInterval(task.every.seconds)))
+      try scheduler.submit(TaskRunner.request(for: task, earliestBeginDate: now.addingTimeInterval(task.every.seconds)))
     } catch {
       FileHandle.standardError.write(Data("forage: cannot resubmit \(task.id): \(error)\n".utf8))
     }
@@ -90,7 +94,7 @@ public struct TaskRunner: Sendable {
     do {
       let summary = try await job.run(
         sources: plan.sources, task: task.id, budget: background.remainingBudget,
-        concurrencyLimit: plan.concurrencyLimit)
+        concurrencyLimit: plan.concurrencyLimit, recoveringClaims: false)
       background.reportRefreshed(sources: summary.stoppedByBudget ? summary.completedSources : plan.sources)
       onFinish?(task, plan, summary)
       if summary.stoppedByBudget { throw CancellationError() }

@@ -9,8 +9,10 @@ public enum Units {
     for (suffix, scale) in units where t.hasSuffix(suffix) {
       let number = t.dropLast(suffix.count)
       // "ms" must not be read as "m" + "s"; the order above tries "ms" first.
-      guard !number.isEmpty, let v = Double(number), v.isFinite, v >= 0 else { return nil }
-      return .milliseconds(Int64((v * scale * 1000).rounded()))
+      // Past about 292 million years the milliseconds no longer fit an Int64.
+      guard !number.isEmpty, let v = Double(number), v.isFinite, v >= 0,
+            let ms = Int64(exactly: (v * scale * 1000).rounded()) else { return nil }
+      return .milliseconds(ms)
     }
     return nil
   }
@@ -24,7 +26,7 @@ public enum Units {
     ]
     for (suffix, scale) in units where t.hasSuffix(suffix) {
       guard let v = Double(String(t.dropLast(suffix.count)).trimmingWhitespace()), v.isFinite, v >= 0 else { return nil }
-      return Int((v * scale).rounded())
+      return Int(exactly: (v * scale).rounded())
     }
     return Int(t).flatMap { $0 >= 0 ? $0 : nil }
   }
