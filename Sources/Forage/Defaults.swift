@@ -19,7 +19,8 @@ public enum Defaults {
   public static let grace: Duration = .seconds(2)
   /// A failing URL is retried on later launches this many times in all.
   public static let maxAttempts = 3
-  /// Pages committed per store transaction at most.
+  /// Pages gathered for one store transaction (fewer when nothing else is
+  /// in flight; more when they finish while a commit runs).
   public static let commitBatch = 64
   /// Query parameters dropped from URLs for deduplication.
   public static let removedQueryParameters = ["utm_*"]

@@ -198,7 +198,7 @@ public final class Job: Sendable {
         }
         // Commit in batches; at once when nothing else would make progress.
         let starved = fetching == 0 || (!claiming && next == queue.count)
-        if !committing && !pending.isEmpty && (pending.count >= min(Defaults.commitBatch, concurrency) || starved) {
+        if !committing && !pending.isEmpty && (pending.count >= Defaults.commitBatch || starved) {
           committing = true
           let batch = pending
           pending.removeAll(keepingCapacity: true)
