@@ -22,6 +22,8 @@ public enum Defaults {
   /// Pages gathered for one store transaction (fewer when nothing else is
   /// in flight; more when they finish while a commit runs).
   public static let commitBatch = 64
+  /// A page waits at most about this long to be committed.
+  public static let commitInterval: Duration = .milliseconds(250)
   /// Query parameters dropped from URLs for deduplication.
   public static let removedQueryParameters = ["utm_*"]
 }

@@ -278,3 +278,37 @@ func shopConfig(
     #expect(server.requestCount(path: "/b") == 1)
   }
 }
+
+@Suite struct CommitCadenceTests {
+  @Test func test_slowCrawl_commitsAsItGoes_notOnlyAtTheEnd() async throws {
+    var routes: [String: Route] = [
+      "/": Route { _ in .html((1...12).map { "<a href=/p/\($0)>\($0)</a>" }.joined()) }
+    ]
+    for n in 1...12 { routes["/p/\(n)"] = Route { _ in .html("<h1>Item \(n)</h1>") } }
+    let server = try TestServer(routes: routes)
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    var fetch = FetchOptions()
+    fetch.robotsTxt = false
+    fetch.concurrency = 1
+    fetch.perHostConcurrency = 1
+    fetch.perHostDelay = .milliseconds(150)
+    fetch.adaptiveDelay = false
+    let config = ForageConfig(fetch: fetch, sources: [
+      Source(name: "s", url: server.url("/"), extract: ["t": "h1"], match: "h1", crawl: CrawlScope(revisitAfter: .zero))
+    ])
+    let job = Task { try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(60)) }
+    // Some records are stored while the crawl (about 2 s) is still going.
+    var seenPartial = false
+    while !seenPartial {
+      let n = try await store.records(source: "s", afterID: 0, limit: 100).count
+      if n > 0 && n < 12 { seenPartial = true }
+      if n == 12 { break }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    let summary = try await job.value
+    #expect(summary.recordsNew == 12)
+    #expect(seenPartial, "records should be committed while the crawl runs, not all at the end")
+  }
+}

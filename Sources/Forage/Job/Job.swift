@@ -163,6 +163,9 @@ public final class Job: Sendable {
       var next = 0
       var fetching = 0
       var pending: [ProcessedPage] = []
+      // When the oldest uncommitted page finished: a slow crawl still
+      // commits often, so a killed process loses little.
+      var pendingSince = clock.now
       var committing = false
       var claiming = false
       var frontierMayHaveMore = true
@@ -198,7 +201,8 @@ public final class Job: Sendable {
         }
         // Commit in batches; at once when nothing else would make progress.
         let starved = fetching == 0 || (!claiming && next == queue.count)
-        if !committing && !pending.isEmpty && (pending.count >= Defaults.commitBatch || starved) {
+        let due = pending.count >= Defaults.commitBatch || clock.now - pendingSince >= Defaults.commitInterval
+        if !committing && !pending.isEmpty && (due || starved) {
           committing = true
           let batch = pending
           pending.removeAll(keepingCapacity: true)
@@ -212,6 +216,7 @@ public final class Job: Sendable {
         switch event {
         case .page(let page):
           fetching -= 1
+          if pending.isEmpty { pendingSince = clock.now }
           pending.append(page)
         case .committed(let result, let batch):
           committing = false
