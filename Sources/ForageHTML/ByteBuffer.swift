@@ -76,9 +76,18 @@ struct ByteBuffer {
   }
 }
 
+/// Something bytes are appended to: the tokenizer's `ByteBuffer` and the
+/// decoder's `[UInt8]`, so one UTF-8 encoder serves both.
+protocol ByteSink {
+  mutating func append(_ c: UInt8)
+}
+
+extension ByteBuffer: ByteSink {}
+extension Array: ByteSink where Element == UInt8 {}
+
 /// Appends the UTF-8 encoding of scalar `v` to `buf`.
 @inline(__always)
-func appendUTF8(_ v: UInt32, to buf: inout ByteBuffer) {
+func appendUTF8<Sink: ByteSink>(_ v: UInt32, to buf: inout Sink) {
   if v < 0x80 {
     buf.append(UInt8(v))
   } else if v < 0x800 {

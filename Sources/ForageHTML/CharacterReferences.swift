@@ -144,23 +144,3 @@ let c1Replacements: [UInt32] = [
   0, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
   0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0, 0x017E, 0x0178,
 ]
-
-/// Appends the UTF-8 encoding of scalar `v` to `buf`.
-@inline(__always)
-func appendUTF8(_ v: UInt32, to buf: inout [UInt8]) {
-  if v < 0x80 {
-    buf.append(UInt8(v))
-  } else if v < 0x800 {
-    buf.append(UInt8(0xC0 | (v >> 6)))
-    buf.append(UInt8(0x80 | (v & 0x3F)))
-  } else if v < 0x10000 {
-    buf.append(UInt8(0xE0 | (v >> 12)))
-    buf.append(UInt8(0x80 | ((v >> 6) & 0x3F)))
-    buf.append(UInt8(0x80 | (v & 0x3F)))
-  } else {
-    buf.append(UInt8(0xF0 | (v >> 18)))
-    buf.append(UInt8(0x80 | ((v >> 12) & 0x3F)))
-    buf.append(UInt8(0x80 | ((v >> 6) & 0x3F)))
-    buf.append(UInt8(0x80 | (v & 0x3F)))
-  }
-}

@@ -237,17 +237,14 @@ extension Document {
   }
 
   /// Creates a detached text node.
-  public func createText(_ data: String) -> NodeID {
-    var r = NodeRecord(kind: .text)
-    r.payload = Int32(texts.count)
-    texts.append(data)
-    nodes.append(r)
-    return NodeID(raw: Int32(nodes.count - 1))
-  }
+  public func createText(_ data: String) -> NodeID { createCharacterData(.text, data) }
 
   /// Creates a detached comment node.
-  public func createComment(_ data: String) -> NodeID {
-    var r = NodeRecord(kind: .comment)
+  public func createComment(_ data: String) -> NodeID { createCharacterData(.comment, data) }
+
+  /// A text or comment node: its data lives in `texts`.
+  private func createCharacterData(_ kind: NodeKind, _ data: String) -> NodeID {
+    var r = NodeRecord(kind: kind)
     r.payload = Int32(texts.count)
     texts.append(data)
     nodes.append(r)

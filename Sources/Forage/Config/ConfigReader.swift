@@ -99,19 +99,25 @@ struct ConfigReader {
     return out
   }
 
-  mutating func selector(_ css: String, at path: String) {
+  /// The compiled selector, or nil with a problem reported at `path`.
+  @discardableResult
+  mutating func selector(_ css: String, at path: String) -> Selector? {
     do {
-      _ = try Selector(css)
+      return try Selector(css)
     } catch {
       problem(path, "invalid CSS selector: \(error)")
+      return nil
     }
   }
 
-  mutating func regex(_ pattern: String, at path: String) {
+  /// The compiled pattern, or nil with a problem reported at `path`.
+  @discardableResult
+  mutating func regex(_ pattern: String, at path: String) -> NSRegularExpression? {
     do {
-      _ = try NSRegularExpression(pattern: pattern)
+      return try NSRegularExpression(pattern: pattern)
     } catch {
       problem(path, "invalid regular expression \"\(pattern)\"")
+      return nil
     }
   }
 

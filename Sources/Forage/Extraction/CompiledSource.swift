@@ -29,31 +29,19 @@ struct CompiledSource: Sendable {
     var reader = ConfigReader()
     var fields: [CompiledField] = []
     let path = "source \"\(source.name)\""
-    func compileSelector(_ css: String, _ at: String, _ reader: inout ConfigReader) -> Selector? {
-      do { return try Selector(css) } catch {
-        reader.problem(at, "invalid CSS selector: \(error)")
-        return nil
-      }
-    }
-    func compileRegex(_ pattern: String, _ at: String, _ reader: inout ConfigReader) -> NSRegularExpression? {
-      do { return try NSRegularExpression(pattern: pattern) } catch {
-        reader.problem(at, "invalid regular expression \"\(pattern)\": \(error.localizedDescription)")
-        return nil
-      }
-    }
     for f in source.fields {
       let at = "\(path).extract.\(f.name)"
-      let sel = source.format == .html ? compileSelector(f.rule.selector, at, &reader) : nil
+      let sel = source.format == .html ? reader.selector(f.rule.selector, at: at) : nil
       if source.format == .json { reader.pointer(f.rule.selector, at: at) }
-      let rx = f.rule.regex.flatMap { compileRegex($0, at + ".regex", &reader) }
+      let rx = f.rule.regex.flatMap { reader.regex($0, at: at + ".regex") }
       fields.append(CompiledField(name: f.name, rule: f.rule, selector: sel, regex: rx))
     }
     self.fields = fields
-    self.match = source.match.flatMap { compileSelector($0, "\(path).match", &reader) }
-    self.items = source.format == .html ? source.items.flatMap { compileSelector($0, "\(path).items", &reader) } : nil
-    self.follow = source.crawl.flatMap { compileSelector($0.follow, "\(path).crawl.follow", &reader) }
-    self.include = (source.crawl?.include ?? []).compactMap { compileRegex($0, "\(path).crawl.include", &reader) }
-    self.exclude = (source.crawl?.exclude ?? []).compactMap { compileRegex($0, "\(path).crawl.exclude", &reader) }
+    self.match = source.match.flatMap { reader.selector($0, at: "\(path).match") }
+    self.items = source.format == .html ? source.items.flatMap { reader.selector($0, at: "\(path).items") } : nil
+    self.follow = source.crawl.flatMap { reader.selector($0.follow, at: "\(path).crawl.follow") }
+    self.include = (source.crawl?.include ?? []).compactMap { reader.regex($0, at: "\(path).crawl.include") }
+    self.exclude = (source.crawl?.exclude ?? []).compactMap { reader.regex($0, at: "\(path).crawl.exclude") }
     for (i, u) in source.urls.enumerated() where !URLs.isFetchable(u) {
       reader.problem("\(path).urls[\(i)]", "not an absolute http(s) URL: \"\(u)\"")
     }

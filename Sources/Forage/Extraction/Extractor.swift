@@ -40,12 +40,10 @@ enum Extractor {
     }
     let matches = s.match.map { document.selectFirst($0) != nil } ?? true
     if matches && !s.fields.isEmpty {
+      let inItem = s.items != nil
       for (index, scope) in root.enumerated() {
-        let inItem = s.items != nil
-        var members: [(key: String, value: JSONValue)] = []
-        var skip = false
-        for f in s.fields {
-          guard let sel = f.selector else { continue }
+        addRecord(index: index, items: inItem, url: url, canonical: canonical, source: s, to: &out) { f, warnings in
+          guard let sel = f.selector else { return nil }
           let elements: [Element]
           if f.rule.all {
             elements = inItem ? scope.select(sel) + (sel.matches(scope) ? [scope] : []) : document.select(sel)
@@ -65,23 +63,10 @@ enum Extractor {
               raw = e.text
             }
             guard let raw else { continue }
-            if let v = convert(raw, field: f, warnings: &out.warnings) { values.append(v) }
+            if let v = convert(raw, field: f, warnings: &warnings) { values.append(v) }
           }
-          let value: JSONValue? = f.rule.all ? (values.isEmpty ? nil : .array(values)) : values.first
-          if let value {
-            members.append((f.name, value))
-          } else if let d = f.rule.defaultValue {
-            members.append((f.name, d))
-          } else if f.rule.required {
-            skip = true
-            if out.warnings.count < 5 { out.warnings.append("\(url.href): required field \"\(f.name)\" has no value") }
-            break
-          } else {
-            members.append((f.name, .null))
-          }
+          return f.rule.all ? (values.isEmpty ? nil : .array(values)) : values.first
         }
-        if skip { continue }
-        append(members, index: index, items: s.items != nil, url: url, canonical: canonical, source: s, to: &out)
       }
     }
     if wantLinks, let follow = s.follow {
@@ -121,34 +106,41 @@ enum Extractor {
       scopes = [json]
     }
     for (index, scope) in scopes.enumerated() {
-      var members: [(key: String, value: JSONValue)] = []
-      var skip = false
-      for f in s.fields {
-        var value: JSONValue?
-        if let found = JSONPointer.resolve(f.rule.selector, in: scope), found != .null {
-          if f.rule.all, case .array(let arr) = found {
-            value = .array(arr.compactMap { ValueConversion.convert($0, to: f.rule.type) })
-          } else if case .string(let str) = found {
-            value = convert(str, field: f, warnings: &out.warnings)
-          } else {
-            value = ValueConversion.convert(found, to: f.rule.type)
-          }
+      addRecord(index: index, items: s.source.items != nil, url: url, canonical: canonical, source: s, to: &out) {
+        f, warnings in
+        guard let found = JSONPointer.resolve(f.rule.selector, in: scope), found != .null else { return nil }
+        if f.rule.all, case .array(let arr) = found {
+          return .array(arr.compactMap { ValueConversion.convert($0, to: f.rule.type) })
+        } else if case .string(let str) = found {
+          return convert(str, field: f, warnings: &warnings)
         }
-        if let value {
-          members.append((f.name, value))
-        } else if let d = f.rule.defaultValue {
-          members.append((f.name, d))
-        } else if f.rule.required {
-          skip = true
-          break
-        } else {
-          members.append((f.name, .null))
-        }
+        return ValueConversion.convert(found, to: f.rule.type)
       }
-      if skip { continue }
-      append(members, index: index, items: s.source.items != nil, url: url, canonical: canonical, source: s, to: &out)
     }
     return out
+  }
+
+  /// Builds one record from each field's extracted value (nil when nothing
+  /// matched or converted): the field's default stands in, a missing
+  /// `required` field drops the record with a warning, other fields are null.
+  static func addRecord(
+    index: Int, items: Bool, url: WebURL, canonical: WebURL, source s: CompiledSource, to out: inout Extraction,
+    value: (CompiledSource.CompiledField, inout [String]) -> JSONValue?
+  ) {
+    var members: [(key: String, value: JSONValue)] = []
+    for f in s.fields {
+      if let v = value(f, &out.warnings) {
+        members.append((f.name, v))
+      } else if let d = f.rule.defaultValue {
+        members.append((f.name, d))
+      } else if f.rule.required {
+        if out.warnings.count < 5 { out.warnings.append("\(url.href): required field \"\(f.name)\" has no value") }
+        return
+      } else {
+        members.append((f.name, .null))
+      }
+    }
+    append(members, index: index, items: items, url: url, canonical: canonical, source: s, to: &out)
   }
 
   /// Adds a record with its identity. A record whose `key` fields are all
