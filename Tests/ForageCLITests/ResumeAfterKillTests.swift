@@ -37,23 +37,6 @@ import ForageTestSupport
     return rows.sorted()
   }
 
-  static func recordCount(_ path: String) -> Int {
-    guard FileManager.default.fileExists(atPath: path), let store = try? SQLiteStore(path: path) else { return 0 }
-    let semaphore = DispatchSemaphore(value: 0)
-    let box = CountBox()
-    Task {
-      box.value = (try? await store.records(source: nil, afterID: 0, limit: 1_000_000).count) ?? 0
-      semaphore.signal()
-    }
-    semaphore.wait()
-    return box.value
-  }
-
-  final class CountBox: @unchecked Sendable {
-    // Written by one task before the semaphore is signalled, read after.
-    var value = 0
-  }
-
   @Test func test_sigkillAtSeveralPoints_resumesWithIdenticalRecords() async throws {
     let site = DemoSite(products: 150)
     let server = try TestServer(site: site)
@@ -68,8 +51,15 @@ import ForageTestSupport
     let expected = try await ResumeAfterKillTests.contents(reference)
     #expect(expected.count == 150)
 
-    // The same crawl, killed whenever the store passes a threshold.
+    // The same crawl, killed whenever the store passes a threshold. One
+    // reading connection, opened once, watches the store: opening a store per
+    // poll (or blocking a thread of the pool on it) could stall the watcher
+    // long enough for the child to finish the crawl unkilled.
     let killed = dir.file("killed.sqlite")
+    let watcher = try SQLiteStore(path: killed)
+    func recordCount() async -> Int {
+      (try? await watcher.records(source: nil, afterID: 0, limit: 1_000_000).count) ?? 0
+    }
     var killsMidCrawl = 0
     for threshold in [1, 20, 55, 90, 125] {
       let committedBefore = Set(try await ResumeAfterKillTests.contents(killed).map { $0.split(separator: "\t")[1] })
@@ -81,8 +71,8 @@ import ForageTestSupport
       p.standardError = FileHandle.nullDevice
       try p.run()
       let started = Date()
-      while p.isRunning && ResumeAfterKillTests.recordCount(killed) < threshold && Date().timeIntervalSince(started) < 60 {
-        usleep(2_000)
+      while p.isRunning, await recordCount() < threshold, Date().timeIntervalSince(started) < 60 {
+        try await Task.sleep(for: .milliseconds(2))
       }
       if p.isRunning {
         kill(p.processIdentifier, SIGKILL)
