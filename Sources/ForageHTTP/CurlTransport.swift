@@ -65,11 +65,12 @@ public final class CurlTransport: Transport {
       throw FetchError(.invalidURL, host: host, "only http and https URLs with a host can be fetched")
     }
     if Task.isCancelled { throw FetchError.cancelled(host: host) }
+    // One loop for the whole exchange: its pool gives the handle, its thread runs it.
+    let multi = self.multi
     guard let (easy, id) = multi.acquire() else {
       throw FetchError(.transport, host: host, "curl_easy_init failed")
     }
     try easy.configure(request)
-    let multi = self.multi
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
         easy.continuation = continuation
