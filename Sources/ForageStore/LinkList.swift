@@ -13,9 +13,12 @@ enum LinkList {
 
   /// `scheme://host[:port]` of an absolute URL, or nil.
   static func origin(of url: String) -> Substring? {
-    guard let separator = url.range(of: "://") else { return nil }
-    let rest = url[separator.upperBound...]
-    guard let path = rest.firstIndex(of: "/") else { return url[...] }
+    let utf8 = url.utf8
+    guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+    let afterColon = utf8.index(after: colon)
+    guard utf8[afterColon...].starts(with: "//".utf8) else { return nil }
+    let rest = utf8[utf8.index(afterColon, offsetBy: 2)...]
+    guard let path = rest.firstIndex(of: slash) else { return url[...] }
     return url[..<path]
   }
 

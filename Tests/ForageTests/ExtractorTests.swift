@@ -90,7 +90,59 @@ func extract(_ html: String, _ source: Source, url: String = "https://shop.examp
       """
     let source = Source(name: "s", url: "https://shop.example/", crawl: CrawlScope())
     let e = try extract(html, source)
-    #expect(e.links.map(\.href) == ["https://cdn.example/dir/a.html", "https://cdn.example/b", "https://other.example/c"])
+    #expect(e.links.map(\.url.href) == ["https://cdn.example/dir/a.html", "https://cdn.example/b", "https://other.example/c"])
+  }
+
+  /// One compiled source serves many pages: links remembered from one page
+  /// (by origin and raw href) must resolve as they would on the next.
+  @Test func test_links_memoizedPerOrigin_relativePathsResolvedPerPage() throws {
+    let source = Source(name: "s", url: "https://shop.example/", crawl: CrawlScope(sameHost: false))
+    let compiled = try CompiledSource(source, canonicalizer: .default)
+    func links(_ html: String, at url: String) throws -> [String] {
+      let u = try #require(WebURL(url))
+      return Extractor.extractHTML(
+        Document.parse(html: html), url: u, canonical: compiled.canonicalizer.canonical(u), source: compiled,
+        wantLinks: true
+      ).links.map(\.url.href)
+    }
+    let html = #"<a href="/b?utm_source=x#f">b</a><a href="c.html">c</a><a href="https://x.example/d">d</a><a href="//y.example/e">e</a>"#
+    #expect(try links(html, at: "https://shop.example/p/1") == [
+      "https://shop.example/b?utm_source=x", "https://shop.example/p/c.html", "https://x.example/d", "https://y.example/e",
+    ])
+    // Same hrefs, another directory and another origin.
+    #expect(try links(html, at: "https://shop.example/q/r/2") == [
+      "https://shop.example/b?utm_source=x", "https://shop.example/q/r/c.html", "https://x.example/d", "https://y.example/e",
+    ])
+    #expect(try links(html, at: "http://other.example:8080/z/") == [
+      "http://other.example:8080/b?utm_source=x", "http://other.example:8080/z/c.html", "https://x.example/d", "http://y.example/e",
+    ])
+    // The remembered link carries the canonical form the frontier needs.
+    let key = try #require(LinkMemo.key("/b?utm_source=x#f", origin: "https://shop.example"))
+    let remembered = try #require(compiled.linkMemo.lookup(key) ?? nil)
+    #expect(remembered.canonicalHref == "https://shop.example/b")
+  }
+
+  @Test func test_isMarkup_contentTypesWithoutRegardToCase() {
+    for markup in ["text/html", "Text/HTML; charset=UTF-8", "application/xhtml+xml", "text/xml"] {
+      #expect(PageContext.isMarkup(markup), "\(markup)")
+    }
+    for other in ["image/png", "application/json", "application/pdf", "text/plai", "htm", ""] {
+      #expect(!PageContext.isMarkup(other), "\(other)")
+    }
+  }
+
+  @Test func test_linkMemo_keysOnlyOriginDependentHrefs() {
+    #expect(LinkMemo.key("/a/b", origin: "https://h") == LinkMemo.Key(origin: "https://h", href: "/a/b"))
+    #expect(LinkMemo.key("https://x/y", origin: "https://h") == LinkMemo.Key(origin: "", href: "https://x/y"))
+    #expect(LinkMemo.key("http://x/y", origin: "https://h") == LinkMemo.Key(origin: "", href: "http://x/y"))
+    for dependent in ["//x/y", "/\\x", "a.html", "../a", "?q", "#f", "", " /a", "HTTP://x/"] {
+      #expect(LinkMemo.key(dependent, origin: "https://h") == nil, "\(dependent)")
+    }
+    let memo = LinkMemo(capacity: 1)
+    memo.remember(nil, for: LinkMemo.Key(origin: "o", href: "/1"))
+    memo.remember(nil, for: LinkMemo.Key(origin: "o", href: "/2"))
+    #expect(memo.lookup(LinkMemo.Key(origin: "o", href: "/1")) != nil, "remembered as 'nothing to follow'")
+    #expect(memo.lookup(LinkMemo.Key(origin: "o", href: "/2")) == nil, "over capacity: not remembered")
   }
 
   @Test func test_scope_sameHostDepthIncludeExclude() throws {

@@ -22,6 +22,8 @@ struct CompiledSource: Sendable {
   /// Hosts of the start URLs (for `sameHost`).
   let startHosts: Set<String>
   let canonicalizer: URLCanonicalizer
+  /// Links already resolved for this source (shared by every copy).
+  let linkMemo = LinkMemo()
 
   /// Compiles `source`; the config was validated, so failures here are
   /// programming errors surfaced as `ConfigError` for sources built in code.
@@ -50,6 +52,27 @@ struct CompiledSource: Sendable {
     self.source = source
     self.canonicalizer = canonicalizer
     if !reader.problems.isEmpty { throw ConfigError(file: "<code>", problems: reader.problems) }
+  }
+}
+
+extension CompiledSource {
+  /// True when the crawl scope admits `url`, depth aside: an http(s) URL
+  /// with a host that `sameHost`/`allowedDomains` allow and that matches
+  /// `include` (when given) and no `exclude` pattern.
+  func admits(_ url: WebURL) -> Bool {
+    guard url.scheme == "http" || url.scheme == "https", let host = url.host else { return false }
+    guard let scope = source.crawl else { return true }
+    if scope.sameHost || !scope.allowedDomains.isEmpty {
+      let allowed = (scope.sameHost && startHosts.contains(host))
+        || scope.allowedDomains.contains { host == $0 || host.hasSuffix("." + $0) }
+      if !allowed { return false }
+    }
+    if include.isEmpty && exclude.isEmpty { return true }
+    let href = url.href
+    let range = NSRange(location: 0, length: (href as NSString).length)
+    if !include.isEmpty && !include.contains(where: { $0.firstMatch(in: href, range: range) != nil }) { return false }
+    if exclude.contains(where: { $0.firstMatch(in: href, range: range) != nil }) { return false }
+    return true
   }
 }
 

@@ -11,7 +11,8 @@ struct ExtractedRecord: Sendable, Hashable {
 /// What a page yielded: records and the links to follow.
 struct Extraction: Sendable {
   var records: [ExtractedRecord] = []
-  var links: [WebURL] = []
+  /// Followable (http and https) links in document order, without duplicates.
+  var links: [CrawlLink] = []
   /// Problems worth reporting (a required field missing, a conversion that
   /// failed), at most a few per page.
   var warnings: [String] = []
@@ -71,11 +72,25 @@ enum Extractor {
     }
     if wantLinks, let follow = s.follow {
       var seen = Set<String>()
+      // Pages repeat links (an image and a title to the same product), and
+      // sites repeat them on every page (nav, footer): each distinct value
+      // is resolved once per page, and once per crawl where only the
+      // origin matters (see LinkMemo).
+      var seenRaw = Set<String>()
+      // Only an http(s) base has an origin that tells its pages apart.
+      let origin: String? = base.scheme == "http" || base.scheme == "https" ? base.origin : nil
       for e in document.select(follow) {
-        guard let href = e.attr("href") ?? e.attr("src") else { continue }
-        guard let link = base.resolving(href.trimmingWhitespace())?.removingFragment,
-              link.scheme == "http" || link.scheme == "https" else { continue }
-        if seen.insert(link.href).inserted { out.links.append(link) }
+        guard let href = e.attr("href") ?? e.attr("src"), seenRaw.insert(href).inserted else { continue }
+        let key = origin.flatMap { LinkMemo.key(href, origin: $0) }
+        let link: CrawlLink?
+        if let key, let known = s.linkMemo.lookup(key) {
+          link = known
+        } else {
+          let resolved = base.resolving(href.trimmingWhitespace())?.removingFragment
+          link = resolved.flatMap { $0.scheme == "http" || $0.scheme == "https" ? CrawlLink($0, source: s) : nil }
+          if let key { s.linkMemo.remember(link, for: key) }
+        }
+        if let link, seen.insert(link.url.href).inserted { out.links.append(link) }
       }
     }
     return out

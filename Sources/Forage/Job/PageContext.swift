@@ -111,7 +111,7 @@ struct PageContext: Sendable {
         kind: .failed, bytes: bytes, warnings: ["\(item.url): HTTP \(response.status)"])
     }
     let canonical = source.canonicalizer.canonical(response.url)
-    let contentType = response.headers["Content-Type"]?.lowercased() ?? ""
+    let contentType = response.headers["Content-Type"] ?? ""
     var extraction = Extraction()
     switch source.source.format {
     case .json:
@@ -122,7 +122,7 @@ struct PageContext: Sendable {
         extraction.warnings.append("\(response.url.href): not valid JSON: \(error)")
       }
     case .html:
-      guard contentType.isEmpty || contentType.contains("html") || contentType.contains("xml") else {
+      guard contentType.isEmpty || PageContext.isMarkup(contentType) else {
         // Followed a link to an image or a PDF: nothing to extract or follow.
         return ProcessedPage(commit: commit(item, .done, page: page), kind: .fetched, bytes: bytes)
       }
@@ -132,14 +132,16 @@ struct PageContext: Sendable {
       extraction = Extractor.extractHTML(
         document, url: response.url, canonical: canonical, source: source, wantLinks: wantLinks)
     }
-    let links = extraction.links.filter { PageContext.inScope($0, source: source, depth: item.depth + 1) }
-    page.links = links.map(\.href)
+    let depth = item.depth + 1
+    let depthAllowed = crawlScope.map { depth <= $0.maxDepth } ?? true
+    let links = depthAllowed ? extraction.links.filter(\.allowed) : []
+    page.links = links.map(\.url.href)
     let records = extraction.records.map {
       RecordInput(
         source: source.source.name, key: $0.key, url: response.url.href, fieldsJSON: $0.fields.serialized(),
         contentHash: StableHash.of($0.fields.serialized(sortedKeys: true)))
     }
-    let discovered = links.map { PageContext.seed($0, source: source, depth: item.depth + 1) }
+    let discovered = links.map { FrontierSeed(url: $0.canonicalHref, fingerprint: $0.fingerprint, depth: depth) }
     return ProcessedPage(
       commit: commit(item, .done, page: page, records: records, discovered: discovered),
       kind: .fetched, bytes: bytes, warnings: extraction.warnings)
@@ -170,18 +172,22 @@ struct PageContext: Sendable {
 
   /// True when a crawl may follow `url` at `depth`.
   static func inScope(_ url: WebURL, source: CompiledSource, depth: Int) -> Bool {
-    guard url.scheme == "http" || url.scheme == "https", let host = url.host else { return false }
-    guard let scope = source.source.crawl else { return true }
-    if depth > scope.maxDepth { return false }
-    if scope.sameHost || !scope.allowedDomains.isEmpty {
-      let allowed = (scope.sameHost && source.startHosts.contains(host))
-        || scope.allowedDomains.contains { host == $0 || host.hasSuffix("." + $0) }
-      if !allowed { return false }
+    if let scope = source.source.crawl, depth > scope.maxDepth { return false }
+    return source.admits(url)
+  }
+
+  /// True when a Content-Type names HTML or XML ("text/html; charset=utf-8",
+  /// "application/xhtml+xml"), compared without regard to ASCII case.
+  static func isMarkup(_ contentType: String) -> Bool {
+    let bytes = Array(contentType.utf8).map { $0 | ($0 >= 0x41 && $0 <= 0x5A ? 0x20 : 0) }
+    func contains(_ word: StaticString) -> Bool {
+      let w = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+      guard bytes.count >= w.count else { return false }
+      for start in 0...(bytes.count - w.count) where bytes[start] == w[0] {
+        if (1..<w.count).allSatisfy({ bytes[start + $0] == w[$0] }) { return true }
+      }
+      return false
     }
-    let href = url.href
-    let range = NSRange(location: 0, length: (href as NSString).length)
-    if !source.include.isEmpty && !source.include.contains(where: { $0.firstMatch(in: href, range: range) != nil }) { return false }
-    if source.exclude.contains(where: { $0.firstMatch(in: href, range: range) != nil }) { return false }
-    return true
+    return contains("html") || contains("xml")
   }
 }

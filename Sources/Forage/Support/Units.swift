@@ -53,6 +53,10 @@ extension String {
   /// White_Space property). Returns `self` unchanged, without copying, when
   /// there is nothing to trim.
   func trimmingWhitespace() -> String {
+    // Fast path: nothing to trim when both ends are visible ASCII.
+    if let first = utf8.first, let last = utf8.last, first > 0x20, first < 0x7F, last > 0x20, last < 0x7F {
+      return self
+    }
     let scalars = unicodeScalars
     var start = scalars.startIndex
     var end = scalars.endIndex

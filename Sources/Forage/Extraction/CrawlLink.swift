@@ -1,0 +1,85 @@
+import Foundation
+import ForageURL
+
+/// A link found on a page, resolved and ready for the frontier.
+struct CrawlLink: Sendable {
+  /// The absolute URL, without its fragment (what a page's stored links hold).
+  let url: WebURL
+  /// The canonical form's serialization: what the frontier fetches.
+  let canonicalHref: String
+  /// The canonical form's fingerprint: what identifies the page.
+  let fingerprint: UInt64
+  /// Whether the source's scope admits it, depth aside (`sameHost`,
+  /// `allowedDomains`, `include`, `exclude`).
+  let allowed: Bool
+
+  /// Resolves what `source` needs to know about `url` (fragmentless, http or https).
+  init(_ url: WebURL, source: CompiledSource) {
+    self.url = url
+    let canonical = source.canonicalizer.canonical(url)
+    canonicalHref = canonical.href
+    fingerprint = source.canonicalizer.fingerprint(canonical)
+    allowed = source.admits(url)
+  }
+}
+
+/// The links a crawl already resolved, shared by the tasks of one source.
+///
+/// Most links of a site repeat on every page (navigation, footer,
+/// breadcrumbs); resolving, canonicalizing and fingerprinting each of them
+/// again per page costs more than parsing the rest of a small page. Only
+/// hrefs whose resolution depends on the base URL's origin alone are kept:
+/// absolute `http://` and `https://` URLs and root-relative paths (`/a/b`),
+/// keyed by that origin and the raw attribute value. A relative path
+/// (`../b.html`) depends on the page's path and is always resolved.
+///
+/// `@unchecked Sendable` is safe: `entries` is read and written under `lock`.
+final class LinkMemo: @unchecked Sendable {
+  struct Key: Hashable {
+    var origin: String
+    var href: String
+  }
+
+  private let lock = NSLock()
+  private var entries: [Key: CrawlLink?] = [:]
+  /// Past this many entries new links are no longer remembered (a crawl of
+  /// millions of distinct absolute links must not grow without bound).
+  let capacity: Int
+
+  init(capacity: Int = 50_000) {
+    self.capacity = capacity
+  }
+
+  /// The memo key for `href` on a page whose base URL has `origin`, or nil
+  /// when the resolution depends on more than the origin.
+  static func key(_ href: String, origin: String) -> Key? {
+    let u = href.utf8
+    guard let first = u.first else { return nil }
+    if first == UInt8(ascii: "/") {
+      // "//host/x" names another authority and "/\x" is read as "//" in
+      // special schemes: only a single slash is origin-relative.
+      let second = u.dropFirst().first
+      guard second != UInt8(ascii: "/"), second != UInt8(ascii: "\\") else { return nil }
+      return Key(origin: origin, href: href)
+    }
+    if u.starts(with: "https://".utf8) || u.starts(with: "http://".utf8) {
+      return Key(origin: "", href: href)
+    }
+    return nil
+  }
+
+  /// The remembered link for `key`: `.some(nil)` when the href is known to
+  /// yield no followable link, nil when it was never seen.
+  func lookup(_ key: Key) -> CrawlLink?? {
+    lock.lock()
+    defer { lock.unlock() }
+    return entries[key]
+  }
+
+  /// Remembers what `key` resolved to (nil: nothing to follow).
+  func remember(_ link: CrawlLink?, for key: Key) {
+    lock.lock()
+    defer { lock.unlock() }
+    if entries.count < capacity { entries[key] = .some(link) }
+  }
+}
