@@ -71,6 +71,7 @@ http {{
   types {{ text/html html; text/plain txt; }}
   sendfile on;
   keepalive_requests 100000;
+  open_file_cache max=50000 inactive=60s;
   client_body_temp_path {workdir}/tmp; proxy_temp_path {workdir}/tmp; fastcgi_temp_path {workdir}/tmp;
   uwsgi_temp_path {workdir}/tmp; scgi_temp_path {workdir}/tmp;
   server {{ listen 127.0.0.1:{port}; root {root}; index index.html; }}
@@ -128,7 +129,9 @@ def main():
         config = {
             "userAgent": "ForageBench/1.0",
             "fetch": {"concurrency": 16, "perHostConcurrency": 16, "perHostDelay": "0s",
-                      "robotsTxt": False, "timeout": "30s"},
+                      "robotsTxt": False, "timeout": "30s",
+                      # Scrapy's AutoThrottle is off by default: no adaptive delay either.
+                      "adaptiveDelay": False},
             "sources": [{
                 "name": "shop", "url": base + "/",
                 "crawl": {"follow": "a[href]", "sameHost": True, "maxDepth": 1000,
