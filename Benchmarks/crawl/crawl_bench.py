@@ -71,7 +71,6 @@ http {{
   types {{ text/html html; text/plain txt; }}
   sendfile on;
   keepalive_requests 100000;
-  open_file_cache max=50000 inactive=60s;
   client_body_temp_path {workdir}/tmp; proxy_temp_path {workdir}/tmp; fastcgi_temp_path {workdir}/tmp;
   uwsgi_temp_path {workdir}/tmp; scgi_temp_path {workdir}/tmp;
   server {{ listen 127.0.0.1:{port}; root {root}; index index.html; }}
