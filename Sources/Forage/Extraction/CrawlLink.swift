@@ -42,11 +42,12 @@ final class LinkMemo: @unchecked Sendable {
 
   private let lock = NSLock()
   private var entries: [Key: CrawlLink?] = [:]
-  /// Past this many entries new links are no longer remembered (a crawl of
-  /// millions of distinct absolute links must not grow without bound).
+  /// Past this many entries new links are no longer remembered: the links
+  /// worth remembering (navigation, footer) come first, and a crawl of
+  /// millions of distinct links must not grow without bound.
   let capacity: Int
 
-  init(capacity: Int = 50_000) {
+  init(capacity: Int = 10_000) {
     self.capacity = capacity
   }
 
