@@ -165,7 +165,8 @@ public actor Fetcher {
     let first = url.removingFragment
     var current = first
     var chain: [WebURL] = []
-    var visited: Set<String> = [first.href]
+    // Filled at the first redirect: most fetches have none.
+    var visited: Set<String> = []
     var bytes = 0
     while true {
       if !chain.isEmpty, let scope, !scope(current) { return .outOfScope(current) }
@@ -199,6 +200,7 @@ public actor Fetcher {
           return .failed(
             FetchError(.invalidResponse, host: current.host, "\(current.host ?? "the server") redirected to an invalid URL"))
         }
+        if visited.isEmpty { visited.insert(first.href) }
         guard visited.insert(next.href).inserted else {
           return .failed(
             FetchError(.redirectLoop, host: next.host, "redirect loop through \(next.host ?? "?") after \(chain.count + 1) hops"))
