@@ -39,6 +39,10 @@ public final class Document {
   @exclusivity(unchecked) var names: [String] = []
   @exclusivity(unchecked) var nameIndex: [String: Int32] = [:]
   @exclusivity(unchecked) var texts: [String] = []
+  /// Attribute storage. Elements reference ranges of it (`attributeStart`,
+  /// `attributeCount`); the parser writes a tag's attributes here once and
+  /// its element, and any element made again from the same token, share
+  /// that range, so a range is never changed in place.
   @exclusivity(unchecked) var attributes: [Attribute] = []
   @exclusivity(unchecked) var doctypes: [Doctype] = []
 
@@ -57,8 +61,14 @@ public final class Document {
   public let rootID = NodeID(raw: 0)
 
   /// Creates an empty document holding only the document node.
-  public init() {
-    nodes.reserveCapacity(64)
+  public convenience init() {
+    self.init(expectedBytes: 0)
+  }
+
+  /// Creates an empty document with room for what a page of
+  /// `expectedBytes` bytes typically holds (see `reserveCapacity`).
+  init(expectedBytes: Int) {
+    reserveCapacity(forInputBytes: expectedBytes)
     nodes.append(NodeRecord(kind: .document))
     // The parser's known tag names come first, so their codes are the
     // constants of `T` (see TagSets.swift).
@@ -68,6 +78,17 @@ public final class Document {
 
   /// The number of nodes in the arena, detached ones included.
   public var nodeCount: Int { nodes.count }
+
+  /// Reserves room for the nodes, texts and attributes a page of `bytes`
+  /// bytes typically has, so small pages do not regrow the arena's arrays
+  /// many times over. Past 64 KB the estimate stops growing: big pages
+  /// vary too much, and their regrowth is a small share of their cost.
+  func reserveCapacity(forInputBytes bytes: Int) {
+    let b = min(bytes, 1 << 16)
+    nodes.reserveCapacity(max(64, b / 16))
+    texts.reserveCapacity(max(32, b / 32))
+    attributes.reserveCapacity(max(16, b / 48))
+  }
 }
 
 /// The quirks mode of a document.
@@ -80,6 +101,13 @@ public enum QuirksMode: Sendable {
 /// The kind of a DOM node.
 public enum NodeKind: UInt8, Sendable {
   case document, documentType, element, text, comment, documentFragment
+}
+
+/// A run of `Document.attributes`: those of a tag token, or of an element.
+struct AttributeRange {
+  var start: Int32
+  var count: Int32
+  static let empty = AttributeRange(start: 0, count: 0)
 }
 
 /// The address of a node inside its `Document`.
@@ -216,8 +244,39 @@ extension Document {
     return n
   }
 
-  /// Creates a detached element from an interned name code (the parser's
-  /// fast path).
+  /// The attributes in range `r` of `attributes`.
+  @inline(__always)
+  func attributes(in r: AttributeRange) -> ArraySlice<Attribute> {
+    attributes[Int(r.start)..<Int(r.start) + Int(r.count)]
+  }
+
+  /// Appends `list` to `attributes` and returns its range.
+  func appendAttributes(_ list: [Attribute]) -> AttributeRange {
+    guard !list.isEmpty else { return .empty }
+    let r = AttributeRange(start: Int32(attributes.count), count: Int32(list.count))
+    attributes.append(contentsOf: list)
+    return r
+  }
+
+  /// Creates a detached element from an interned name code whose
+  /// attributes are already in `attributes` (the parser's fast path: the
+  /// element shares its token's range).
+  func createElement(code: Int32, namespace: Namespace, attributes range: AttributeRange) -> Int32 {
+    var r = NodeRecord(kind: .element)
+    r.namespace = namespace
+    r.name = code
+    r.attributeStart = range.start
+    r.attributeCount = range.count
+    let n = Int32(nodes.count)
+    nodes.append(r)
+    if namespace == .html && code == T.template {
+      nodes[Int(n)].payload = Int32(nodes.count)
+      nodes.append(NodeRecord(kind: .documentFragment))
+    }
+    return n
+  }
+
+  /// Creates a detached element from an interned name code.
   func createElement(code: Int32, namespace: Namespace, attributes: [Attribute]) -> Int32 {
     var r = NodeRecord(kind: .element)
     r.namespace = namespace
@@ -287,25 +346,38 @@ extension Document {
 
   /// Detaches `n` from its parent (no-op when detached).
   public func remove(_ n: NodeID) {
-    let r = nodes[Int(n.raw)]
+    let i = Int(n.raw)
+    precondition(i >= 0 && i < nodes.count, "node id out of range")
+    nodes.withUnsafeMutableBufferPointer { p in Self.unlink(p, i) }
+  }
+
+  /// Unlinks node `i` from its parent and siblings, if it has a parent.
+  /// One pass over the arena's buffer: no per-field uniqueness checks.
+  @inline(__always)
+  private static func unlink(_ p: UnsafeMutableBufferPointer<NodeRecord>, _ i: Int) {
+    let r = p[i]
     guard r.parent >= 0 else { return }
-    if r.previousSibling >= 0 { nodes[Int(r.previousSibling)].nextSibling = r.nextSibling }
-    else { nodes[Int(r.parent)].firstChild = r.nextSibling }
-    if r.nextSibling >= 0 { nodes[Int(r.nextSibling)].previousSibling = r.previousSibling }
-    else { nodes[Int(r.parent)].lastChild = r.previousSibling }
-    nodes[Int(n.raw)].parent = -1
-    nodes[Int(n.raw)].nextSibling = -1
-    nodes[Int(n.raw)].previousSibling = -1
+    if r.previousSibling >= 0 { p[Int(r.previousSibling)].nextSibling = r.nextSibling }
+    else { p[Int(r.parent)].firstChild = r.nextSibling }
+    if r.nextSibling >= 0 { p[Int(r.nextSibling)].previousSibling = r.previousSibling }
+    else { p[Int(r.parent)].lastChild = r.previousSibling }
+    p[i].parent = -1
+    p[i].nextSibling = -1
+    p[i].previousSibling = -1
   }
 
   /// Appends `child` as the last child of `parent`, detaching it first.
   public func append(_ child: NodeID, to parent: NodeID) {
-    remove(child)
-    let last = nodes[Int(parent.raw)].lastChild
-    nodes[Int(child.raw)].parent = parent.raw
-    nodes[Int(child.raw)].previousSibling = last
-    if last >= 0 { nodes[Int(last)].nextSibling = child.raw } else { nodes[Int(parent.raw)].firstChild = child.raw }
-    nodes[Int(parent.raw)].lastChild = child.raw
+    let c = Int(child.raw), pa = Int(parent.raw)
+    precondition(c >= 0 && c < nodes.count && pa >= 0 && pa < nodes.count, "node id out of range")
+    nodes.withUnsafeMutableBufferPointer { p in
+      Self.unlink(p, c)
+      let last = p[pa].lastChild
+      p[c].parent = parent.raw
+      p[c].previousSibling = last
+      if last >= 0 { p[Int(last)].nextSibling = child.raw } else { p[pa].firstChild = child.raw }
+      p[pa].lastChild = child.raw
+    }
   }
 
   /// Inserts `child` into `parent` before `reference` (or last when nil).

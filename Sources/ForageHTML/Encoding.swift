@@ -20,11 +20,34 @@ public enum InputDecoder {
   ///
   /// - SeeAlso: <https://encoding.spec.whatwg.org/#concept-encoding-get>
   public static func encoding(forLabel label: String) -> Encoding? {
-    var l = Substring(label)
-    while let f = l.first, f == " " || f == "\t" || f == "\n" || f == "\r" || f == "\u{0C}" { l.removeFirst() }
-    while let f = l.last, f == " " || f == "\t" || f == "\n" || f == "\r" || f == "\u{0C}" { l.removeLast() }
-    switch l.lowercased() {
-    case "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "utf-8", "utf8", "x-unicode20utf8":
+    var label = label
+    return label.withUTF8 { encoding(forLabelBytes: $0) }
+  }
+
+  /// `encoding(forLabel:)` over the label's bytes. Labels match ASCII
+  /// case-insensitively; the common `utf-8` is found without building a
+  /// String.
+  static func encoding(forLabelBytes label: UnsafeBufferPointer<UInt8>) -> Encoding? {
+    @inline(__always) func isSpace(_ c: UInt8) -> Bool {
+      c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D || c == 0x0C
+    }
+    var lo = 0, hi = label.count
+    while lo < hi && isSpace(label[lo]) { lo += 1 }
+    while hi > lo && isSpace(label[hi - 1]) { hi -= 1 }
+    let n = hi - lo
+    // The longest label, "unicode-1-1-utf-8", has 17 bytes.
+    guard n > 0 && n <= 17 else { return nil }
+    @inline(__always) func matches(_ s: StaticString) -> Bool {
+      guard s.utf8CodeUnitCount == n else { return false }
+      for k in 0..<n where toLower(label[lo + k]) != s.utf8Start[k] { return false }
+      return true
+    }
+    if matches("utf-8") || matches("utf8") { return .utf8 }
+    var lowered = ""
+    lowered.reserveCapacity(n)
+    for k in lo..<hi { lowered.unicodeScalars.append(Unicode.Scalar(toLower(label[k]))) }
+    switch lowered {
+    case "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "x-unicode20utf8":
       return .utf8
     case "ansi_x3.4-1968", "ascii", "cp1252", "cp819", "csisolatin1", "ibm819", "iso-8859-1",
          "iso-ir-100", "iso8859-1", "iso88591", "iso_8859-1", "iso_8859-1:1987", "l1", "latin1",
@@ -53,7 +76,7 @@ public enum InputDecoder {
       let label = charsetParameter(t) ?? t
       if let e = encoding(forLabel: label) { return (e, 0) }
     }
-    if let label = prescan(bytes), var e = encoding(forLabel: label) {
+    if var e = prescan(bytes) {
       if e == .utf16BE || e == .utf16LE { e = .utf8 }
       return (e, 0)
     }
@@ -279,89 +302,111 @@ public enum InputDecoder {
   static func charsetParameter(_ contentType: String) -> String? {
     let bytes = Array(contentType.utf8)
     guard bytes.contains(UInt8(ascii: "=")) else { return nil }
-    return extractCharset(bytes[...])
+    return bytes.withUnsafeBufferPointer { b in extractCharset(b).map { String(decoding: UnsafeBufferPointer(rebasing: b[$0]), as: UTF8.self) } }
   }
 
-  /// https://html.spec.whatwg.org/#algorithm-for-extracting-a-character-encoding-from-a-meta-element
-  static func extractCharset(_ s: ArraySlice<UInt8>) -> String? {
-    let b = Array(s)
+  /// Where the charset value is in `b`, or nil.
+  ///
+  /// - SeeAlso: <https://html.spec.whatwg.org/#algorithm-for-extracting-a-character-encoding-from-a-meta-element>
+  static func extractCharset(_ b: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+    let n = b.count
     var i = 0
     while true {
       // Find "charset" case-insensitively.
       var found = false
-      while i + 7 <= b.count {
-        if b[i..<i + 7].map(toLower).elementsEqual("charset".utf8) { found = true; i += 7; break }
+      while i + 7 <= n {
+        if toLower(b[i]) == UInt8(ascii: "c") && toLower(b[i + 1]) == UInt8(ascii: "h")
+          && toLower(b[i + 2]) == UInt8(ascii: "a") && toLower(b[i + 3]) == UInt8(ascii: "r")
+          && toLower(b[i + 4]) == UInt8(ascii: "s") && toLower(b[i + 5]) == UInt8(ascii: "e")
+          && toLower(b[i + 6]) == UInt8(ascii: "t") {
+          found = true
+          i += 7
+          break
+        }
         i += 1
       }
       guard found else { return nil }
-      while i < b.count && isHTMLWhitespace(b[i]) { i += 1 }
-      guard i < b.count else { return nil }
+      while i < n && isHTMLWhitespace(b[i]) { i += 1 }
+      guard i < n else { return nil }
       if b[i] != UInt8(ascii: "=") { continue }
       i += 1
-      while i < b.count && isHTMLWhitespace(b[i]) { i += 1 }
-      guard i < b.count else { return nil }
+      while i < n && isHTMLWhitespace(b[i]) { i += 1 }
+      guard i < n else { return nil }
       let q = b[i]
       if q == UInt8(ascii: "\"") || q == UInt8(ascii: "'") {
-        guard let close = b[(i + 1)...].firstIndex(of: q) else { return nil }
-        return String(decoding: b[(i + 1)..<close], as: UTF8.self)
+        var close = i + 1
+        while close < n && b[close] != q { close += 1 }
+        guard close < n else { return nil }
+        return (i + 1)..<close
       }
       var j = i
-      while j < b.count && !isHTMLWhitespace(b[j]) && b[j] != UInt8(ascii: ";") { j += 1 }
-      return String(decoding: b[i..<j], as: UTF8.self)
+      while j < n && !isHTMLWhitespace(b[j]) && b[j] != UInt8(ascii: ";") { j += 1 }
+      return i..<j
     }
   }
 
   /// Prescans the first 1024 bytes for a `<meta>` encoding declaration and
-  /// returns its label.
+  /// returns the encoding it names, if Forage decodes it.
+  ///
+  /// It runs over the bytes in place and only collects attribute names and
+  /// values inside `<meta>` tags; the attributes of other tags are skipped.
   ///
   /// - SeeAlso: <https://html.spec.whatwg.org/#prescan-a-byte-stream-to-determine-its-encoding>
-  static func prescan(_ all: [UInt8]) -> String? {
-    let b = Array(all.prefix(1024))
+  static func prescan(_ all: [UInt8]) -> Encoding? {
+    all.withUnsafeBufferPointer { whole in prescan(UnsafeBufferPointer(rebasing: whole.prefix(1024))) }
+  }
+
+  static func prescan(_ b: UnsafeBufferPointer<UInt8>) -> Encoding? {
     let n = b.count
     var i = 0
-    func at(_ k: Int) -> UInt8 { k < n ? b[k] : 0 }
+    @inline(__always) func at(_ k: Int) -> UInt8 { k < n ? b[k] : 0 }
+    let lt = UInt8(ascii: "<"), gt = UInt8(ascii: ">"), bang = UInt8(ascii: "!")
+    let dash = UInt8(ascii: "-"), slash = UInt8(ascii: "/")
+    var name: [UInt8] = [], value: [UInt8] = []
     while i < n {
-      if at(i) == UInt8(ascii: "<") && at(i + 1) == UInt8(ascii: "!") && at(i + 2) == UInt8(ascii: "-") && at(i + 3) == UInt8(ascii: "-") {
+      // Every case below starts at a '<'.
+      if b[i] != lt { i += 1; continue }
+      if at(i + 1) == bang && at(i + 2) == dash && at(i + 3) == dash {
         var j = i + 2
-        while j + 2 < n && !(b[j] == UInt8(ascii: "-") && b[j + 1] == UInt8(ascii: "-") && b[j + 2] == UInt8(ascii: ">")) { j += 1 }
+        while j + 2 < n && !(b[j] == dash && b[j + 1] == dash && b[j + 2] == gt) { j += 1 }
         i = j + 3
         continue
       }
-      if at(i) == UInt8(ascii: "<") && toLower(at(i + 1)) == UInt8(ascii: "m") && toLower(at(i + 2)) == UInt8(ascii: "e")
+      if toLower(at(i + 1)) == UInt8(ascii: "m") && toLower(at(i + 2)) == UInt8(ascii: "e")
         && toLower(at(i + 3)) == UInt8(ascii: "t") && toLower(at(i + 4)) == UInt8(ascii: "a")
-        && (isHTMLWhitespace(at(i + 5)) || at(i + 5) == UInt8(ascii: "/")) {
+        && (isHTMLWhitespace(at(i + 5)) || at(i + 5) == slash) {
         i += 5
-        var seen = Set<String>()
+        var seen: [[UInt8]] = []
         var gotPragma = false
         var needPragma: Bool? = nil
-        var charset: String? = nil
-        while let (name, value) = attribute(b, &i) {
+        var charset: Encoding?? = nil
+        while attribute(b, &i, name: &name, value: &value, collect: true) {
           if seen.contains(name) { continue }
-          seen.insert(name)
-          if name == "http-equiv" {
-            if value.lowercased() == "content-type" { gotPragma = true }
-          } else if name == "content" {
-            if charset == nil, let c = extractCharset(Array(value.utf8)[...]) {
-              charset = c
+          seen.append(name)
+          if name.elementsEqual("http-equiv".utf8) {
+            if value.elementsEqual("content-type".utf8) { gotPragma = true }
+          } else if name.elementsEqual("content".utf8) {
+            if charset == nil, let found = value.withUnsafeBufferPointer({ v in
+              extractCharset(v).map { encoding(forLabelBytes: UnsafeBufferPointer(rebasing: v[$0])) }
+            }) {
+              charset = .some(found)
               needPragma = true
             }
-          } else if name == "charset" {
-            charset = value
+          } else if name.elementsEqual("charset".utf8) {
+            charset = .some(value.withUnsafeBufferPointer { encoding(forLabelBytes: $0) })
             needPragma = false
           }
         }
-        if let needPragma, let charset, !(needPragma && !gotPragma) {
-          if encoding(forLabel: charset) != nil { return charset }
-        }
+        if let needPragma, let charset, !(needPragma && !gotPragma), let e = charset { return e }
         continue
       }
-      if at(i) == UInt8(ascii: "<") && (isAlpha(at(i + 1)) || (at(i + 1) == UInt8(ascii: "/") && isAlpha(at(i + 2)))) {
-        while i < n && !isHTMLWhitespace(b[i]) && b[i] != UInt8(ascii: ">") { i += 1 }
-        while attribute(b, &i) != nil {}
+      if isAlpha(at(i + 1)) || (at(i + 1) == slash && isAlpha(at(i + 2))) {
+        while i < n && !isHTMLWhitespace(b[i]) && b[i] != gt { i += 1 }
+        while attribute(b, &i, name: &name, value: &value, collect: false) {}
         continue
       }
-      if at(i) == UInt8(ascii: "<") && (at(i + 1) == UInt8(ascii: "!") || at(i + 1) == UInt8(ascii: "/") || at(i + 1) == UInt8(ascii: "?")) {
-        while i < n && b[i] != UInt8(ascii: ">") { i += 1 }
+      if at(i + 1) == bang || at(i + 1) == slash || at(i + 1) == UInt8(ascii: "?") {
+        while i < n && b[i] != gt { i += 1 }
         i += 1
         continue
       }
@@ -370,38 +415,54 @@ public enum InputDecoder {
     return nil
   }
 
-  /// https://html.spec.whatwg.org/#concept-get-attributes-when-sniffing
-  static func attribute(_ b: [UInt8], _ i: inout Int) -> (String, String)? {
+  /// Reads one attribute at `i`; false when there is none (end of tag or
+  /// of input). With `collect`, the lower-cased name and value are left in
+  /// `name` and `value`; otherwise the attribute is only skipped.
+  ///
+  /// - SeeAlso: <https://html.spec.whatwg.org/#concept-get-attributes-when-sniffing>
+  static func attribute(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int,
+                        name: inout [UInt8], value: inout [UInt8], collect: Bool) -> Bool {
     let n = b.count
-    while i < n && (isHTMLWhitespace(b[i]) || b[i] == UInt8(ascii: "/")) { i += 1 }
-    guard i < n, b[i] != UInt8(ascii: ">") else { return nil }
-    var name: [UInt8] = []
-    var value: [UInt8] = []
+    let eq = UInt8(ascii: "="), gt = UInt8(ascii: ">"), slash = UInt8(ascii: "/")
+    while i < n && (isHTMLWhitespace(b[i]) || b[i] == slash) { i += 1 }
+    guard i < n, b[i] != gt else { return false }
+    if collect {
+      name.removeAll(keepingCapacity: true)
+      value.removeAll(keepingCapacity: true)
+    }
     // Name.
+    var nameLength = 0
     while i < n {
       let c = b[i]
-      if c == UInt8(ascii: "=") && !name.isEmpty { break }
+      if c == eq && nameLength > 0 { break }
       if isHTMLWhitespace(c) { break }
-      if c == UInt8(ascii: "/") || c == UInt8(ascii: ">") { return (String(decoding: name, as: UTF8.self), "") }
-      name.append(toLower(c))
+      if c == slash || c == gt { return true }
+      if collect { name.append(toLower(c)) }
+      nameLength += 1
       i += 1
     }
     while i < n && isHTMLWhitespace(b[i]) { i += 1 }
-    guard i < n, b[i] == UInt8(ascii: "=") else { return (String(decoding: name, as: UTF8.self), "") }
+    guard i < n, b[i] == eq else { return true }
     i += 1
     while i < n && isHTMLWhitespace(b[i]) { i += 1 }
-    guard i < n else { return nil }
+    guard i < n else { return false }
     let q = b[i]
     if q == UInt8(ascii: "\"") || q == UInt8(ascii: "'") {
       i += 1
-      while i < n && b[i] != q { value.append(toLower(b[i])); i += 1 }
-      guard i < n else { return nil }
+      while i < n && b[i] != q {
+        if collect { value.append(toLower(b[i])) }
+        i += 1
+      }
+      guard i < n else { return false }
       i += 1
-    } else if q == UInt8(ascii: ">") {
-      return (String(decoding: name, as: UTF8.self), "")
+    } else if q == gt {
+      return true
     } else {
-      while i < n && !isHTMLWhitespace(b[i]) && b[i] != UInt8(ascii: ">") { value.append(toLower(b[i])); i += 1 }
+      while i < n && !isHTMLWhitespace(b[i]) && b[i] != gt {
+        if collect { value.append(toLower(b[i])) }
+        i += 1
+      }
     }
-    return (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
+    return true
   }
 }

@@ -37,9 +37,9 @@ extension Document {
   }
 
   static func parseDecoded(_ utf8: [UInt8], options: ParserOptions) -> Document {
-    let doc = Document()
+    let doc = Document(expectedBytes: utf8.count)
     utf8.withUnsafeBufferPointer { input in
-      let tokenizer = Tokenizer(borrowing: input, collectErrors: options.collectErrors)
+      let tokenizer = Tokenizer(borrowing: input, collectErrors: options.collectErrors, document: doc)
       let builder = TreeBuilder(document: doc, tokenizer: tokenizer, scripting: options.scripting, collectErrors: options.collectErrors)
       builder.run()
       doc.finishParse(tokenizer, builder)
@@ -67,7 +67,7 @@ extension Document {
   public static func parseFragment(html: String, context: String, contextNamespace: Namespace = .html,
                                    options: ParserOptions = ParserOptions()) -> (Document, NodeID) {
     let doc = Document()
-    let tokenizer = Tokenizer(InputDecoder.normalizeNewlines(Array(html.utf8)), collectErrors: options.collectErrors)
+    let tokenizer = Tokenizer(InputDecoder.normalizeNewlines(Array(html.utf8)), collectErrors: options.collectErrors, document: doc)
     let builder = TreeBuilder(document: doc, tokenizer: tokenizer, scripting: options.scripting, collectErrors: options.collectErrors)
     let code = doc.intern(context)
     let contextNode = doc.createElement(code: code, namespace: contextNamespace, attributes: [])

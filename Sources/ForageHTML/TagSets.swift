@@ -261,25 +261,46 @@ extension T {
   }
 
   /// The code of the known lower-case tag name `p[0 ..< n]`, or -1.
-  static func code(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int32 {
+  static func code(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int32 { nameTable.code(p, n) }
+
+  /// `slots`, `nameStarts` and `nameBlob` in plain memory, made once.
+  static let nameTable = TagNameTable()
+}
+
+/// The lookup behind `T.code(_:_:)`: the hash table and the name bytes in
+/// plain memory, so a lookup has no lazy-global checks or array
+/// uniqueness checks. The tokenizer keeps a reference to the one shared
+/// instance (`T.nameTable`), which lives for the whole process and is never
+/// written after `init`, hence `@unchecked Sendable`.
+final class TagNameTable: @unchecked Sendable {
+  private let slots: UnsafeMutablePointer<Int32>
+  private let starts: UnsafeMutablePointer<Int32>
+  private let blob: UnsafeMutablePointer<UInt8>
+
+  fileprivate init() {
+    slots = .allocate(capacity: T.slots.count)
+    slots.initialize(from: T.slots, count: T.slots.count)
+    starts = .allocate(capacity: T.nameStarts.count)
+    starts.initialize(from: T.nameStarts, count: T.nameStarts.count)
+    blob = .allocate(capacity: T.nameBlob.count)
+    blob.initialize(from: T.nameBlob, count: T.nameBlob.count)
+  }
+
+  /// The code of the known lower-case tag name `p[0 ..< n]`, or -1.
+  @inline(__always)
+  func code(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int32 {
     guard n > 0 && n <= 14 else { return -1 }
-    var h = hash(p, n)
-    return slots.withUnsafeBufferPointer { slots in
-      nameBlob.withUnsafeBufferPointer { blob in
-        nameStarts.withUnsafeBufferPointer { starts in
-          while true {
-            let c = slots[h]
-            if c < 0 { return -1 }
-            let s = Int(starts[Int(c)])
-            if Int(starts[Int(c) + 1]) - s == n {
-              var i = 0
-              while i < n && blob[s + i] == p[i] { i += 1 }
-              if i == n { return c }
-            }
-            h = (h + 1) & 1023
-          }
-        }
+    var h = T.hash(p, n)
+    while true {
+      let c = slots[h]
+      if c < 0 { return -1 }
+      let s = Int(starts[Int(c)])
+      if Int(starts[Int(c) + 1]) - s == n {
+        var i = 0
+        while i < n && blob[s + i] == p[i] { i += 1 }
+        if i == n { return c }
       }
+      h = (h + 1) & 1023
     }
   }
 }

@@ -1,4 +1,6 @@
-/// A token produced by the tokenizer and consumed by the tree builder.
+/// A token of the HTML tokenizer, in public form. (The parser hands its
+/// tree builder a leaner internal form whose tag names and attributes point
+/// into the document being built.)
 ///
 /// Character data arrives in runs (`characters`), not one token per code
 /// point: the tree builder splits a run where an insertion mode treats

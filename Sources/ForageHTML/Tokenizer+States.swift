@@ -1,5 +1,5 @@
-/// The state machine: each call of `step()` runs the current state until it
-/// changes state or queues a token.
+/// The state machine: each call of `step()` runs states until one queues
+/// a token.
 ///
 /// - SeeAlso: <https://html.spec.whatwg.org/#tokenization>
 extension Tokenizer {
@@ -8,6 +8,14 @@ extension Tokenizer {
   static let dq = UInt8(ascii: "\""), sq = UInt8(ascii: "'"), eq = UInt8(ascii: "=")
 
   func step() {
+    // One call runs through several states (tag open, tag name, attribute
+    // states…), so a tag costs one call, not one per state.
+    repeat { runState() } while pending.isEmpty
+  }
+
+  /// Runs the current state until it changes state or queues a token.
+  @inline(__always)
+  func runState() {
     switch state {
     case .data: dataState()
     case .rcdata: textState(rcdata: true, lessThan: .rcdataLessThanSign)

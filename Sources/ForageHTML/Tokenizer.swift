@@ -5,7 +5,9 @@
 /// at a time, collects bytes in `ByteBuffer`s and hands out one token per
 /// `next()` call, so the tree builder can switch its state (RCDATA after
 /// `<title>`, and so on) between tokens. Character data comes as runs, never one token
-/// per character.
+/// per character. Tokens come out as the tree builder's `BuilderToken`s,
+/// tag names already interned in the document being built (`nextToken()`);
+/// `next()` gives the public `Token` form.
 ///
 /// The input must be valid UTF-8 with newlines normalized (see
 /// `InputDecoder`); bytes at or above 0x80 never affect the state
@@ -27,9 +29,18 @@ final class Tokenizer {
   @exclusivity(unchecked) var errorCount = 0
   @exclusivity(unchecked) var errors: [ParseError]? = nil
 
+  /// Where tag names the parser does not know are interned (the document
+  /// being built), so a tag token carries a code and no string.
+  let document: Document
+  /// The known tag names' lookup table (`T.nameTable`), held so each lookup
+  /// skips the lazy-global check.
+  let tagNames = T.nameTable
+  /// Whitespace-only runs of character data common between tags (a newline
+  /// then spaces or tabs), prebuilt, as `Tokenizer.indents` describes.
+  let indents = Tokenizer.indents
+
   // Output queue.
-  @exclusivity(unchecked) var pending: [Token] = []
-  @exclusivity(unchecked) var pendingHead = 0
+  @exclusivity(unchecked) var pending = TokenQueue()
   @exclusivity(unchecked) var emittedEOF = false
 
   // Character data not yet emitted.
@@ -39,11 +50,13 @@ final class Tokenizer {
   @exclusivity(unchecked) var textHasNUL = false
   @exclusivity(unchecked) var lastCharactersHadNUL = false
 
-  // The tag being built.
+  // The tag being built. Its attributes go straight to the end of
+  // `document.attributes`, from `attrStart` on, so a tag token carries a
+  // range and the element created from it shares that storage.
   @exclusivity(unchecked) var tagName = ByteBuffer(capacity: 32)
   @exclusivity(unchecked) var tagIsEnd = false
   @exclusivity(unchecked) var selfClosing = false
-  @exclusivity(unchecked) var attrs: [Attribute] = []
+  @exclusivity(unchecked) var attrStart = 0
   @exclusivity(unchecked) var attrNames: Set<String> = []
   @exclusivity(unchecked) var hasAttr = false
   @exclusivity(unchecked) var attrName = ByteBuffer(capacity: 32)
@@ -64,8 +77,10 @@ final class Tokenizer {
   /// True when `base` is a private copy to free.
   let ownsInput: Bool
 
-  /// Creates a tokenizer over a private copy of preprocessed UTF-8 `input`.
-  init(_ input: [UInt8], collectErrors: Bool = false) {
+  /// Creates a tokenizer over a private copy of preprocessed UTF-8 `input`,
+  /// interning unknown tag names in `document`.
+  init(_ input: [UInt8], collectErrors: Bool = false, document: Document = Document()) {
+    self.document = document
     let n = input.count
     let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: max(n, 1))
     input.withUnsafeBufferPointer { src in
@@ -75,13 +90,13 @@ final class Tokenizer {
     base = copy
     ownsInput = true
     if collectErrors { errors = [] }
-    attrs.reserveCapacity(8)
   }
 
   /// Creates a tokenizer over borrowed bytes that stay valid and unchanged
   /// for the tokenizer's whole life (the parser runs inside
   /// `withUnsafeBufferPointer` of its input).
-  init(borrowing input: UnsafeBufferPointer<UInt8>, collectErrors: Bool = false) {
+  init(borrowing input: UnsafeBufferPointer<UInt8>, collectErrors: Bool = false, document: Document) {
+    self.document = document
     end = input.count
     if let a = input.baseAddress {
       base = UnsafeMutablePointer(mutating: a)
@@ -91,12 +106,12 @@ final class Tokenizer {
       ownsInput = true
     }
     if collectErrors { errors = [] }
-    attrs.reserveCapacity(8)
   }
 
   deinit {
     if ownsInput { base.deallocate() }
     for b in [text, tagName, attrName, attrValue, lastStartTag, tempBuffer, commentData] { b.free() }
+    pending.free()
   }
 
   /// Reports a parse error.
@@ -106,22 +121,42 @@ final class Tokenizer {
     if errors != nil { errors!.append(ParseError(code: "\(code)", offset: pos)) }
   }
 
-  /// The next token; `.endOfFile` forever once the input is consumed.
-  func next() -> Token {
-    if pendingHead < pending.count {
-      let t = pending[pendingHead]
-      pendingHead += 1
-      return t
+  /// The next token for the tree builder; `.eof` forever once the input is
+  /// consumed.
+  @inline(__always)
+  func nextToken() -> BuilderToken {
+    if pending.isEmpty {
+      if emittedEOF { return .eof }
+      step()
     }
-    pending.removeAll(keepingCapacity: true)
-    pendingHead = 0
-    if emittedEOF { return .endOfFile }
-    while pending.isEmpty { step() }
-    pendingHead = 1
-    return pending[0]
+    return pending.pop()
+  }
+
+  /// The next token in its public form; `.endOfFile` forever once the input
+  /// is consumed.
+  func next() -> Token {
+    switch nextToken() {
+    case .doctype(let d): return .doctype(d)
+    case .start(let t):
+      let attributes = Array(document.attributes(in: t.attributes))
+      var tag = Tag(name: document.names[Int(t.code)], attributes: attributes, selfClosing: t.selfClosing)
+      tag.code = Self.knownCode(t.code)
+      return .startTag(tag)
+    case .end(let t):
+      var tag = Tag(name: document.names[Int(t.code)])
+      tag.code = Self.knownCode(t.code)
+      return .endTag(tag)
+    case .comment(let s): return .comment(s)
+    case .chars(let s): return .characters(s)
+    case .eof: return .endOfFile
+    }
   }
 
   // MARK: Emitting
+
+  /// `Tag.code` for an interned name code: itself for the known tag
+  /// names of `T`, else -1.
+  static func knownCode(_ code: Int32) -> Int32 { code < Int32(T.names.count) ? code : -1 }
 
   @inline(__always) func emitChar(_ c: UInt8) { text.append(c) }
 
@@ -137,25 +172,49 @@ final class Tokenizer {
     text.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
   }
 
-  @inline(__always) func enqueue(_ t: Token) { pending.append(t) }
+  @inline(__always) func enqueue(_ t: consuming BuilderToken) { pending.push(t) }
 
   func flushText() {
     guard !text.isEmpty else { return }
-    enqueue(.characters(text.string()))
+    enqueue(.chars(indentString(text) ?? text.string()))
     text.removeAll(keepingCapacity: true)
     lastCharactersHadNUL = textHasNUL
     textHasNUL = false
   }
 
-  func emit(_ t: Token) {
+  func emit(_ t: consuming BuilderToken) {
     flushText()
     enqueue(t)
   }
 
   func emitEOF() {
     flushText()
-    enqueue(.endOfFile)
+    enqueue(.eof)
     emittedEOF = true
+  }
+
+  /// `"\n"` followed by 0 to 14 spaces at `[0][k]`, or by 0 to 14 tabs at
+  /// `[1][k]`: the whitespace between tags of most pages. Strings of up to
+  /// 15 bytes are stored inline, so handing one out allocates nothing.
+  static let indents: [[String]] = [" ", "\t"].map { pad in
+    (0..<15).map { "\n" + String(repeating: pad, count: $0) }
+  }
+
+  /// The prebuilt string for `b` when it is a newline followed by only
+  /// spaces or only tabs (at most 14), else nil.
+  @inline(__always)
+  func indentString(_ b: ByteBuffer) -> String? {
+    let n = b.count
+    guard n <= 15, b.base[0] == 0x0A else { return nil }
+    if n == 1 { return indents[0][0] }
+    let pad = b.base[1]
+    guard pad == 0x20 || pad == 0x09 else { return nil }
+    var i = 2
+    while i < n {
+      if b.base[i] != pad { return nil }
+      i += 1
+    }
+    return indents[pad == 0x20 ? 0 : 1][n - 1]
   }
 
   // MARK: Tags
@@ -164,7 +223,7 @@ final class Tokenizer {
     if !tagName.isEmpty { tagName.removeAll(keepingCapacity: true) }
     tagIsEnd = isEnd
     selfClosing = false
-    if !attrs.isEmpty { attrs.removeAll(keepingCapacity: true) }
+    attrStart = document.attributes.count
     hasAttr = false
   }
 
@@ -179,12 +238,17 @@ final class Tokenizer {
   func finishAttribute() {
     guard hasAttr else { return }
     hasAttr = false
-    let name = attrName.string()
+    let name = attributeName()
     var duplicate = false
-    if attrs.count < 12 {
-      for a in attrs where a.name == name { duplicate = true; break }
+    let count = document.attributes.count - attrStart
+    if count < 12 {
+      var i = attrStart
+      while i < document.attributes.count {
+        if document.attributes[i].name == name { duplicate = true; break }
+        i += 1
+      }
     } else {
-      if attrNames.isEmpty { for a in attrs { attrNames.insert(a.name) } }
+      if attrNames.isEmpty { for a in document.attributes[attrStart...] { attrNames.insert(a.name) } }
       duplicate = attrNames.contains(name)
       if !duplicate { attrNames.insert(name) }
     }
@@ -192,24 +256,34 @@ final class Tokenizer {
       error("duplicate-attribute")
       return
     }
-    attrs.append(Attribute(name: name, value: attrValue.string()))
+    document.attributes.append(Attribute(name: name, value: attrValue.isEmpty ? "" : attrValue.string()))
+  }
+
+  /// The name in `attrName` as a String; common names come from a table
+  /// rather than being decoded.
+  @inline(__always)
+  func attributeName() -> String {
+    commonAttributeName(attrName.base, attrName.count) ?? attrName.string()
   }
 
   func emitTag() {
     finishAttribute()
     if !attrNames.isEmpty { attrNames.removeAll(keepingCapacity: true) }
-    let code = T.code(tagName.base, tagName.count)
-    var tag = Tag(name: code >= 0 ? T.names[Int(code)] : tagName.string(), attributes: attrs, selfClosing: selfClosing)
-    tag.code = code
+    var code = tagNames.code(tagName.base, tagName.count)
+    if code < 0 { code = document.intern(tagName.string()) }
+    let count = document.attributes.count - attrStart
     if tagIsEnd {
-      if !attrs.isEmpty { error("end-tag-with-attributes") }
+      if count > 0 {
+        error("end-tag-with-attributes")
+        document.attributes.removeLast(count)
+      }
       if selfClosing { error("end-tag-with-trailing-solidus") }
-      emit(.endTag(tag))
+      emit(.end(TagToken(code: code, attributes: .empty, selfClosing: false)))
     } else {
-      // Copy the bytes (not the buffer) so `tagName` stays uniquely owned.
       lastStartTag.removeAll(keepingCapacity: true)
       lastStartTag.append(contentsOf: tagName)
-      emit(.startTag(tag))
+      let range = count > 0 ? AttributeRange(start: Int32(attrStart), count: Int32(count)) : .empty
+      emit(.start(TagToken(code: code, attributes: range, selfClosing: selfClosing)))
     }
     state = .data
   }
@@ -356,3 +430,63 @@ final class Tokenizer {
   c == 0x20 || c == 0x0A || c == 0x09 || c == 0x0C || c == 0x0D
 }
 @inline(__always) func toLower(_ c: UInt8) -> UInt8 { isUpper(c) ? c | 0x20 : c }
+
+/// The attribute names common on real pages, as literals: a literal String
+/// costs nothing to make, where decoding the bytes validates and copies
+/// them for every attribute.
+@inline(__always)
+func commonAttributeName(_ p: UnsafePointer<UInt8>, _ n: Int) -> String? {
+  @inline(__always) func matches(_ s: StaticString) -> Bool {
+    let q = s.utf8Start
+    var i = 0
+    while i < n {
+      if p[i] != q[i] { return false }
+      i += 1
+    }
+    return true
+  }
+  switch n {
+  case 2: return matches("id") ? "id" : nil
+  case 3:
+    if matches("src") { return "src" }
+    if matches("alt") { return "alt" }
+    if matches("rel") { return "rel" }
+    if matches("for") { return "for" }
+    return nil
+  case 4:
+    if matches("href") { return "href" }
+    if matches("type") { return "type" }
+    if matches("name") { return "name" }
+    if matches("role") { return "role" }
+    if matches("lang") { return "lang" }
+    return nil
+  case 5:
+    if matches("class") { return "class" }
+    if matches("style") { return "style" }
+    if matches("title") { return "title" }
+    if matches("width") { return "width" }
+    if matches("value") { return "value" }
+    return nil
+  case 6:
+    if matches("height") { return "height" }
+    if matches("target") { return "target" }
+    if matches("action") { return "action" }
+    if matches("method") { return "method" }
+    if matches("srcset") { return "srcset" }
+    return nil
+  case 7:
+    if matches("content") { return "content" }
+    if matches("charset") { return "charset" }
+    if matches("loading") { return "loading" }
+    return nil
+  case 8:
+    if matches("property") { return "property" }
+    if matches("tabindex") { return "tabindex" }
+    if matches("datetime") { return "datetime" }
+    return nil
+  case 10:
+    return matches("aria-label") ? "aria-label" : nil
+  default:
+    return nil
+  }
+}

@@ -36,7 +36,7 @@ extension TreeBuilder {
       return nil
     case .start(var t):
       let breakout = T.foreignBreakout.contains(t.code)
-        || (t.code == T.font && t.attributes.contains { $0.name == "color" || $0.name == "face" || $0.name == "size" })
+        || (t.code == T.font && doc.attributes(in: t.attributes).contains { $0.name == "color" || $0.name == "face" || $0.name == "size" })
       if breakout {
         error("unexpected-html-in-foreign-content")
         while let c = stack.last, c.ns != .html, !isMathMLTextIntegrationPoint(c), !isHTMLIntegrationPoint(c) {
@@ -45,11 +45,10 @@ extension TreeBuilder {
         return processInMode(token)
       }
       let ns = adjustedCurrentNode?.ns ?? .html
-      if ns == .svg, let adjusted = Self.svgTagNames[t.name] {
-        t.name = adjusted
+      if ns == .svg, let adjusted = Self.svgTagNames[doc.names[Int(t.code)]] {
         t.code = doc.intern(adjusted)
       }
-      Self.adjustForeignAttributes(&t, ns)
+      adjustForeignAttributes(&t, ns)
       insertElement(t, ns)
       if t.selfClosing { pop() }
       return nil
@@ -60,11 +59,12 @@ extension TreeBuilder {
       }
       return processInMode(token)
     case .end(let t):
+      let name = doc.names[Int(t.code)]
       var i = stack.count - 1
-      if !Self.lowercasedName(doc.names[Int(stack[i].code)], equals: t.name) { error("unexpected-end-tag") }
+      if !Self.lowercasedName(doc.names[Int(stack[i].code)], equals: name) { error("unexpected-end-tag") }
       while i > 0 {
         let node = stack[i]
-        if Self.lowercasedName(doc.names[Int(node.code)], equals: t.name) {
+        if Self.lowercasedName(doc.names[Int(node.code)], equals: name) {
           while stack.count > i { pop() }
           return nil
         }
@@ -89,21 +89,30 @@ extension TreeBuilder {
   /// - SeeAlso: <https://html.spec.whatwg.org/#adjust-mathml-attributes>,
   ///   <https://html.spec.whatwg.org/#adjust-svg-attributes>,
   ///   <https://html.spec.whatwg.org/#adjust-foreign-attributes>
-  static func adjustForeignAttributes(_ t: inout TagToken, _ ns: Namespace) {
-    guard !t.attributes.isEmpty else { return }
-    for i in t.attributes.indices {
-      let name = t.attributes[i].name
+  func adjustForeignAttributes(_ t: inout TagToken, _ ns: Namespace) {
+    guard t.attributes.count > 0 else { return }
+    // Adjusted copies go to the end of `doc.attributes`: the token's range
+    // may be shared (with the active formatting list), so it is not
+    // changed in place.
+    var attributes = Array(doc.attributes(in: t.attributes))
+    var changed = false
+    for i in attributes.indices {
+      let name = attributes[i].name
       if ns == .mathml && name == "definitionurl" {
-        t.attributes[i].name = "definitionURL"
-      } else if ns == .svg, let adjusted = svgAttributeNames[name] {
-        t.attributes[i].name = adjusted
+        attributes[i].name = "definitionURL"
+        changed = true
+      } else if ns == .svg, let adjusted = Self.svgAttributeNames[name] {
+        attributes[i].name = adjusted
+        changed = true
       }
-      if let (prefix, local, space) = foreignAttributes[name] {
-        t.attributes[i].name = local
-        t.attributes[i].prefix = prefix
-        t.attributes[i].namespace = space
+      if let (prefix, local, space) = Self.foreignAttributes[name] {
+        attributes[i].name = local
+        attributes[i].prefix = prefix
+        attributes[i].namespace = space
+        changed = true
       }
     }
+    if changed { t.attributes = doc.appendAttributes(attributes) }
   }
 
   static let foreignAttributes: [String: (String?, String, AttributeNamespace)] = [

@@ -40,14 +40,14 @@ extension TreeBuilder {
     case T.html:
       error("unexpected-start-tag")
       if hasOnStack(T.template) { return nil }
-      doc.addMissingAttributes(NodeID(raw: stack[0].node), t.attributes)
+      doc.addMissingAttributes(NodeID(raw: stack[0].node), Array(doc.attributes(in: t.attributes)))
     case T.base, T.basefont, T.bgsound, T.link, T.meta, T.noframes, T.script, T.style, T.template, T.title:
       return inHeadMode(token)
     case T.body:
       error("unexpected-start-tag")
       if stack.count < 2 || !stack[1].isHTML(T.body) || hasOnStack(T.template) { return nil }
       framesetOK = false
-      doc.addMissingAttributes(NodeID(raw: stack[1].node), t.attributes)
+      doc.addMissingAttributes(NodeID(raw: stack[1].node), Array(doc.attributes(in: t.attributes)))
     case T.frameset:
       error("unexpected-start-tag")
       if stack.count < 2 || !stack[1].isHTML(T.body) || !framesetOK { return nil }
@@ -163,7 +163,7 @@ extension TreeBuilder {
       reconstructFormatting()
       insertElement(t)
       pop()
-      if !Self.isHiddenInput(t) { framesetOK = false }
+      if !isHiddenInput(t) { framesetOK = false }
     case T.param, T.source, T.track:
       insertElement(t)
       pop()
@@ -179,7 +179,6 @@ extension TreeBuilder {
     case T.image:
       error("unexpected-start-tag")
       var img = t
-      img.name = "img"
       img.code = T.img
       return .start(img)
     case T.textarea:
@@ -245,7 +244,7 @@ extension TreeBuilder {
       reconstructFormatting()
       var f = t
       let ns: Namespace = t.code == T.math ? .mathml : .svg
-      Self.adjustForeignAttributes(&f, ns)
+      adjustForeignAttributes(&f, ns)
       insertElement(f, ns)
       if t.selfClosing { pop() }
     case T.caption, T.col, T.colgroup, T.frame, T.head, T.tbody, T.td, T.tfoot, T.th, T.thead, T.tr:
@@ -257,8 +256,8 @@ extension TreeBuilder {
     return nil
   }
 
-  static func isHiddenInput(_ t: TagToken) -> Bool {
-    for a in t.attributes where a.name == "type" {
+  func isHiddenInput(_ t: TagToken) -> Bool {
+    for a in doc.attributes(in: t.attributes) where a.name == "type" {
       return a.value.lowercased() == "hidden"
     }
     return false
@@ -328,7 +327,7 @@ extension TreeBuilder {
       popUntil(T.select)
     case T.br:
       error("unexpected-end-tag")
-      return .start(TagToken(name: "br", code: T.br, attributes: [], selfClosing: false))
+      return .start(TagToken(code: T.br, attributes: .empty, selfClosing: false))
     default:
       anyOtherEndTag(t)
     }

@@ -63,7 +63,7 @@ extension TreeBuilder {
       case T.style, T.script, T.template:
         return inHeadMode(token)
       case T.input:
-        if !Self.isHiddenInput(t) { return inTableAnythingElse(token) }
+        if !isHiddenInput(t) { return inTableAnythingElse(token) }
         error("unexpected-start-tag")
         insertElement(t)
         pop()

@@ -1,15 +1,18 @@
-/// A start or end tag as the tree builder sees it: the token plus its
-/// interned name code.
+/// A start or end tag as the tree builder sees it: the name as its code
+/// in the document's interned names (`Document.names`) and the attributes
+/// as a range of `Document.attributes`, so copying a token copies no
+/// strings or arrays.
 struct TagToken {
-  var name: String
   var code: Int32
-  var attributes: [Attribute]
+  var attributes: AttributeRange
   var selfClosing: Bool
 }
 
 /// The tokens the tree builder's modes handle.
 enum BuilderToken {
-  case doctype(Doctype)
+  /// Boxed: DOCTYPEs are rare, and a small payload keeps every other
+  /// token cheap to move and destroy.
+  indirect case doctype(Doctype)
   case start(TagToken)
   case end(TagToken)
   case comment(String)
@@ -27,13 +30,14 @@ struct OpenElement {
 }
 
 /// An entry of the list of active formatting elements; `node == -1` is a
-/// marker.
+/// marker. `attributes` is the token's range of `Document.attributes`,
+/// which stays unchanged once written.
 struct FormattingEntry {
   var node: Int32
   var code: Int32
-  var attributes: [Attribute]
+  var attributes: AttributeRange
   var isMarker: Bool { node < 0 }
-  static let marker = FormattingEntry(node: -1, code: -1, attributes: [])
+  static let marker = FormattingEntry(node: -1, code: -1, attributes: .empty)
 }
 
 /// Where to insert a node: into `parent`, before `before` (or last when -1).
@@ -99,51 +103,43 @@ final class TreeBuilder {
   func run() {
     while true {
       if let adjusted = adjustedCurrentNode { tokenizer.allowCDATA = adjusted.ns != .html } else { tokenizer.allowCDATA = false }
-      let raw = tokenizer.next()
-      var token: BuilderToken
-      switch raw {
-      case .characters(var s):
+      let token = tokenizer.nextToken()
+      switch token {
+      case .chars(let s):
+        charsMayHaveNUL = tokenizer.lastCharactersHadNUL
         if ignoreNextLF {
           ignoreNextLF = false
           if s.utf8.first == 0x0A {
-            s = String(s.utf8.dropFirst())!
-            if s.isEmpty { continue }
+            let rest = String(s.utf8.dropFirst())!
+            if !rest.isEmpty { process(.chars(rest)) }
+            continue
           }
         }
-        charsMayHaveNUL = tokenizer.lastCharactersHadNUL
-        token = .chars(s)
-      case .startTag(let t):
+      case .eof:
+        process(token)
+        // https://html.spec.whatwg.org/#stop-parsing: pop everything.
+        truncateStack(to: 0)
+        return
+      default:
         ignoreNextLF = false
-        token = .start(TagToken(name: t.name, code: t.code >= 0 ? t.code : doc.intern(t.name), attributes: t.attributes, selfClosing: t.selfClosing))
-      case .endTag(let t):
-        ignoreNextLF = false
-        token = .end(TagToken(name: t.name, code: t.code >= 0 ? t.code : doc.intern(t.name), attributes: [], selfClosing: false))
-      case .comment(let s): ignoreNextLF = false; token = .comment(s)
-      case .doctype(let d): ignoreNextLF = false; token = .doctype(d)
-      case .endOfFile: token = .eof
       }
       process(token)
-      if case .eof = token { break }
     }
-    // https://html.spec.whatwg.org/#stop-parsing: pop everything.
-    truncateStack(to: 0)
   }
 
   /// The tree construction dispatcher.
   ///
   /// - SeeAlso: <https://html.spec.whatwg.org/#tree-construction-dispatcher>
-  func process(_ first: BuilderToken) {
-    var token = first
-    while true {
-      let next: BuilderToken?
-      if useInsertionMode(for: token) {
-        next = processInMode(token)
-      } else {
-        next = processForeign(token)
-      }
-      guard let n = next else { return }
-      token = n
-    }
+  func process(_ token: BuilderToken) {
+    // The first round borrows `token` (no copy); a token to reprocess is
+    // rare and owned.
+    var next = dispatch(token)
+    while let n = next { next = dispatch(n) }
+  }
+
+  @inline(__always)
+  func dispatch(_ token: BuilderToken) -> BuilderToken? {
+    useInsertionMode(for: token) ? processInMode(token) : processForeign(token)
   }
 
   func useInsertionMode(for token: BuilderToken) -> Bool {
@@ -423,7 +419,7 @@ final class TreeBuilder {
   /// Inserts an HTML element for a tag the parser makes up (`<html>`, `<tbody>`…).
   @discardableResult
   func insertSynthetic(_ code: Int32) -> Int32 {
-    insertElement(TagToken(name: T.names[Int(code)], code: code, attributes: [], selfClosing: false))
+    insertElement(TagToken(code: code, attributes: .empty, selfClosing: false))
   }
 
   /// https://html.spec.whatwg.org/#insert-a-comment
@@ -475,7 +471,7 @@ final class TreeBuilder {
     while i >= 0 {
       let f = formatting[i]
       if f.isMarker { break }
-      if f.code == tag.code && Self.sameAttributes(f.attributes, tag.attributes) {
+      if f.code == tag.code && sameAttributes(f.attributes, tag.attributes) {
         count += 1
         earliest = i
         if count == 3 { break }
@@ -486,9 +482,11 @@ final class TreeBuilder {
     formatting.append(FormattingEntry(node: node, code: tag.code, attributes: tag.attributes))
   }
 
-  static func sameAttributes(_ a: [Attribute], _ b: [Attribute]) -> Bool {
-    guard a.count == b.count else { return false }
-    for x in a where !b.contains(x) { return false }
+  func sameAttributes(_ ra: AttributeRange, _ rb: AttributeRange) -> Bool {
+    guard ra.count == rb.count else { return false }
+    if ra.count == 0 || ra.start == rb.start { return true }
+    let b = doc.attributes(in: rb)
+    for x in doc.attributes(in: ra) where !b.contains(x) { return false }
     return true
   }
 
@@ -503,7 +501,7 @@ final class TreeBuilder {
     }
     while i < formatting.count {
       let e = formatting[i]
-      let tag = TagToken(name: doc.names[Int(e.code)], code: e.code, attributes: e.attributes, selfClosing: false)
+      let tag = TagToken(code: e.code, attributes: e.attributes, selfClosing: false)
       let n = insertElement(tag)
       formatting[i].node = n
       i += 1

@@ -25,6 +25,28 @@ import Testing
     #expect(InputDecoder.encoding(forLabel: "shift_jis") == nil)
   }
 
+  @Test func test_labels_trimAsciiWhitespaceIncludingCRLF() {
+    #expect(InputDecoder.encoding(forLabel: "\r\nutf-8\r\n") == .utf8)
+    #expect(InputDecoder.encoding(forLabel: "\t\u{0C}WINDOWS-1252 ") == .windows1252)
+    #expect(InputDecoder.encoding(forLabel: "") == nil)
+    #expect(InputDecoder.encoding(forLabel: "utf-8x") == nil)
+  }
+
+  @Test func test_metaPrescan_skipsOtherTagsAttributesAndComments() {
+    // A '>' inside a quoted value of another tag does not end that tag.
+    let a = Array("<a title='<meta charset=utf-16be>' href=x><meta charset=latin1><p>".utf8) + [0xE9]
+    #expect(Document.parse(a).encoding == "windows-1252")
+    // Declarations inside comments are ignored; the first real one wins.
+    let b = Array("<!-- <meta charset=latin1> --><meta charset=utf-8><meta charset=latin1><p>é".utf8)
+    #expect(Document.parse(b).encoding == "UTF-8")
+    // http-equiv after content still makes the pragma; duplicates are ignored.
+    let c = Array("<meta content='text/html;charset=\"latin1\"' content='x' http-equiv=CONTENT-TYPE><p>".utf8) + [0xE9]
+    #expect(Document.parse(c).encoding == "windows-1252")
+    // Past the first 1024 bytes nothing counts.
+    let d = Array((String(repeating: " ", count: 1024) + "<meta charset=latin1><p>é").utf8)
+    #expect(Document.parse(d).encoding == "UTF-8")
+  }
+
   @Test func test_bom_winsOverEverything() {
     let utf8 = [0xEF, 0xBB, 0xBF] + Array("<p>é".utf8)
     let doc = Document.parse(utf8, transportEncoding: "windows-1252")
