@@ -36,12 +36,15 @@ struct CrawlLink: Sendable {
 /// `@unchecked Sendable` is safe: `entries` is read and written under `lock`.
 final class LinkMemo: @unchecked Sendable {
   struct Key: Hashable {
-    var origin: String
+    /// The base URL's origin as numbered by ``originID(_:)``; 0 for
+    /// absolute hrefs, which need no origin.
+    var origin: Int
     var href: String
   }
 
   private let lock = NSLock()
   private var entries: [Key: CrawlLink?] = [:]
+  private var origins: [String: Int] = [:]
   /// Past this many entries new links are no longer remembered: the links
   /// worth remembering (navigation, footer) come first, and a crawl of
   /// millions of distinct links must not grow without bound.
@@ -51,9 +54,22 @@ final class LinkMemo: @unchecked Sendable {
     self.capacity = capacity
   }
 
-  /// The memo key for `href` on a page whose base URL has `origin`, or nil
-  /// when the resolution depends on more than the origin.
-  static func key(_ href: String, origin: String) -> Key? {
+  /// A number for `origin` (`https://example.com:8443`), the same each time,
+  /// never 0; nil once 1,000 origins are numbered (pages that point
+  /// `<base href>` everywhere are resolved without the memo).
+  func originID(_ origin: String) -> Int? {
+    lock.lock()
+    defer { lock.unlock() }
+    if let id = origins[origin] { return id }
+    guard origins.count < 1_000 else { return nil }
+    let id = origins.count + 1
+    origins[origin] = id
+    return id
+  }
+
+  /// The memo key for `href` on a page whose base URL's origin is numbered
+  /// `origin`, or nil when the resolution depends on more than the origin.
+  static func key(_ href: String, origin: Int) -> Key? {
     let u = href.utf8
     guard let first = u.first else { return nil }
     if first == UInt8(ascii: "/") {
@@ -64,7 +80,7 @@ final class LinkMemo: @unchecked Sendable {
       return Key(origin: origin, href: href)
     }
     if u.starts(with: "https://".utf8) || u.starts(with: "http://".utf8) {
-      return Key(origin: "", href: href)
+      return Key(origin: 0, href: href)
     }
     return nil
   }

@@ -71,16 +71,16 @@ enum Extractor {
       }
     }
     if wantLinks, let follow = s.follow {
-      var seen = Set<String>()
-      // Pages repeat links (an image and a title to the same product), and
-      // sites repeat them on every page (nav, footer): each distinct value
-      // is resolved once per page, and once per crawl where only the
-      // origin matters (see LinkMemo).
-      var seenRaw = Set<String>()
+      // Sites repeat links on every page (nav, footer): where only the
+      // origin matters they are resolved once per crawl (see LinkMemo).
       // Only an http(s) base has an origin that tells its pages apart.
-      let origin: String? = base.scheme == "http" || base.scheme == "https" ? base.origin : nil
-      for e in document.select(follow) {
-        guard let href = e.attr("href") ?? e.attr("src"), seenRaw.insert(href).inserted else { continue }
+      let origin = base.scheme == "http" || base.scheme == "https" ? s.linkMemo.originID(base.origin) : nil as Int?
+      let elements = document.select(follow)
+      // One entry per page to fetch: links that differ only in what the
+      // canonical form drops (a fragment, utm_ parameters) count once.
+      var seen = Set<UInt64>(minimumCapacity: elements.count)
+      for e in elements {
+        guard let href = e.attr("href") ?? e.attr("src") else { continue }
         let key = origin.flatMap { LinkMemo.key(href, origin: $0) }
         let link: CrawlLink?
         if let key, let known = s.linkMemo.lookup(key) {
@@ -90,7 +90,7 @@ enum Extractor {
           link = resolved.flatMap { $0.scheme == "http" || $0.scheme == "https" ? CrawlLink($0, source: s) : nil }
           if let key { s.linkMemo.remember(link, for: key) }
         }
-        if let link, seen.insert(link.url.href).inserted { out.links.append(link) }
+        if let link, seen.insert(link.fingerprint).inserted { out.links.append(link) }
       }
     }
     return out
