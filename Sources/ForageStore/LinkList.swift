@@ -23,23 +23,24 @@ enum LinkList {
   }
 
   static func encode(_ links: [String], pageURL: String) -> String {
-    let origin = origin(of: pageURL)
-    let originLength = origin?.utf8.count ?? 0
-    var text = ""
-    text.reserveCapacity(links.reduce(0) { $0 + $1.utf8.count + 1 })
+    guard !links.isEmpty else { return "" }
+    let origin: [UInt8] = origin(of: pageURL).map { Array($0.utf8) } ?? []
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(links.reduce(0) { $0 + $1.utf8.count + 1 })
     for (index, link) in links.enumerated() {
-      if index > 0 { text.append("\n") }
-      let utf8 = link.utf8
-      if let origin, utf8.count > originLength, utf8.starts(with: origin.utf8) {
-        let pathStart = utf8.index(utf8.startIndex, offsetBy: originLength)
-        if utf8[pathStart] == slash {
-          text.append(contentsOf: link[pathStart...])
-          continue
+      if index > 0 { bytes.append(UInt8(ascii: "\n")) }
+      var link = link
+      link.withUTF8 { utf8 in
+        let n = origin.count
+        // Same origin and a path follows: keep the path only.
+        if n > 0, utf8.count > n, utf8[n] == slash, utf8.prefix(n).elementsEqual(origin) {
+          bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[n...]))
+        } else {
+          bytes.append(contentsOf: utf8)
         }
       }
-      text.append(link)
     }
-    return text
+    return String(decoding: bytes, as: UTF8.self)
   }
 
   static func decode(_ text: String, pageURL: String) -> [String] {

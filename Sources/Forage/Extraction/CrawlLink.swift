@@ -79,7 +79,7 @@ final class LinkMemo: @unchecked Sendable {
       guard second != UInt8(ascii: "/"), second != UInt8(ascii: "\\") else { return nil }
       return Key(origin: origin, href: href)
     }
-    if u.starts(with: "https://".utf8) || u.starts(with: "http://".utf8) {
+    if first == UInt8(ascii: "h"), u.starts(with: "https://".utf8) || u.starts(with: "http://".utf8) {
       return Key(origin: 0, href: href)
     }
     return nil
