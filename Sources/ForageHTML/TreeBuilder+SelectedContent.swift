@@ -32,10 +32,13 @@ extension TreeBuilder {
       n = doc.following(c, within: select)
     }
     guard let target = selectedContent, (lastSelected ?? first) == optionID else { return }
-    while let child = doc.firstChild(target) { doc.remove(child) }
-    // Deep-clone the option's children without recursion: each pending pair
-    // is (source node, parent of its clone).
-    var pending: [(NodeID, NodeID)] = doc.children(optionID).reversed().map { ($0, target) }
+    // Clone first, then replace: the selectedcontent may sit inside the
+    // option itself, and cloning straight into it would copy the copies
+    // without end. Deep clone without recursion: each pending pair is
+    // (source node, parent of its clone, nil for a top-level clone); clones
+    // stay detached from the document until the replacement.
+    var clones: [NodeID] = []
+    var pending: [(NodeID, NodeID?)] = doc.children(optionID).reversed().map { ($0, nil) }
     while let (source, parent) = pending.popLast() {
       let copy: NodeID
       switch doc.kind(source) {
@@ -47,7 +50,9 @@ extension TreeBuilder {
       case .comment: copy = doc.createComment(doc.data(source))
       default: continue
       }
-      doc.append(copy, to: parent)
+      if let parent { doc.append(copy, to: parent) } else { clones.append(copy) }
     }
+    while let child = doc.firstChild(target) { doc.remove(child) }
+    for copy in clones { doc.append(copy, to: target) }
   }
 }

@@ -23,6 +23,22 @@ import Testing
                       "<script>", "</script>", "<!--", "-->", "<![CDATA[", "]]>", "&amp", "&#x", "<frameset>", "<noscript>",
                       "<textarea>", "<plaintext>", "<!DOCTYPE html>", "<caption>", "<col>", "<foreignObject>", "<li>", "\0"]
 
+  /// Found by the fuzzer: a selected option holding the select's own
+  /// `<selectedcontent>`. Cloning the option into it copied its own copies
+  /// without end; the clone is now taken before the replacement.
+  @Test(.timeLimit(.minutes(1))) func test_selectedContentInsideItsOption_endsWithOneCopy() throws {
+    let doc = Document.parse(html: "<select><option>X<span><selectedcontent></span><option>Y</select>")
+    let selectedContent = try #require(doc.selectFirst(try Selector("select > option > span > selectedcontent")))
+    // The clone was taken before the replacement: it holds the
+    // selectedcontent as it was then, empty.
+    #expect(selectedContent.innerHTML == "X<span><selectedcontent></selectedcontent></span>")
+    let fuzzed: [UInt8] = Array("<select><bu".utf8) + [UInt8](repeating: 0, count: 81)
+      + Array("</button><option>X<optdco<belect111111111enten><selectedco<button><selectedcontent></button><option>X<option select111111111e".utf8)
+      + [UInt8](repeating: 0xFF, count: 12) + Array("d>Y\n".utf8)
+    let (fuzzedNodes, _) = Self.walk(Document.parse(fuzzed))
+    #expect(fuzzedNodes < 100, "\(fuzzedNodes) nodes")
+  }
+
   /// Walks the tree without recursion; returns (nodes, depth of the
   /// last-child chain).
   static func walk(_ doc: Document) -> (Int, Int) {
