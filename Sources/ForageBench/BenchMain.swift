@@ -13,7 +13,8 @@ struct BenchMain {
     Usage: forage-bench <command> [options]
 
     Commands:
-      parse DIR [--repeat K] [--json] [--select SEL]   HTML parsing speed on every .html file of DIR
+      parse DIR [--repeat K] [--json] [--select SEL] [--extract]
+                                                       HTML parsing speed on every .html file of DIR
       fetch ...                                        HTTP fetching speed (see --help)
       simulate [--days N] [--tasks N]                  scheduler simulation speed
       site DIR [--products N] [--seed S]               write the demo shop as static files (for nginx)

@@ -1,8 +1,8 @@
 import Foundation
 import ForageHTML
 
-/// `forage-bench parse DIR [--repeat K] [--json] [--select SEL]`: the HTML
-/// parser's throughput on a folder of pages.
+/// `forage-bench parse DIR [--repeat K] [--json] [--select SEL] [--extract]`:
+/// the HTML parser's throughput on a folder of pages.
 ///
 /// Reads every `.html` file of DIR into memory, then parses all of them
 /// (bytes in: encoding sniffing and decoding included) K times, timing each
@@ -10,7 +10,12 @@ import ForageHTML
 /// pass time and the throughput in MB/s (1 MB = 10^6 bytes). With
 /// `--select SEL` each pass also runs the selector on every document (its
 /// time is part of the pass) and the total number of matches of one pass
-/// is printed. One untimed pass warms up first.
+/// is printed. With `--extract` each pass also does, per document, what the
+/// crawl engine does on a product page (selectors compiled once): the
+/// first `div.product`, the text of the first `h1.product-title` and of the
+/// first `span.price`, the `data-sku` of the first `div.product`, and the
+/// `href` of every `a[href]`; the document is released inside the pass, so
+/// its teardown is timed too. One untimed pass warms up first.
 ///
 ///     $ swift run -c release forage-bench parse ../shared/testdata/html-pages --repeat 5
 ///     files: 88
@@ -23,11 +28,13 @@ import ForageHTML
 /// `Benchmarks/run-parse-bench.sh` reads.
 enum ParseBenchmark {
   static let usage = """
-    usage: forage-bench parse DIR [--repeat K] [--json] [--select SELECTOR]
+    usage: forage-bench parse DIR [--repeat K] [--json] [--select SELECTOR] [--extract]
 
     Parses every .html file of DIR from memory K times (default 5) and prints
     files, bytes, median seconds and MB/s. --select also runs a CSS selector on
-    each document and counts the matches; --json prints one JSON object.
+    each document and counts the matches; --extract also does the crawl
+    engine's per-page extraction (product, title and price text, data-sku,
+    every a[href]) on each document; --json prints one JSON object.
     """
 
   struct Options {
@@ -35,6 +42,7 @@ enum ParseBenchmark {
     var repeats = 5
     var json = false
     var selector: String?
+    var extract = false
   }
 
   /// Runs the benchmark with the arguments that follow `parse` (a leading
@@ -63,6 +71,8 @@ enum ParseBenchmark {
       return 2
     }
 
+    let extraction = options.extract ? Extraction() : nil
+
     let files: [[UInt8]]
     do {
       files = try loadPages(options.directory)
@@ -78,12 +88,12 @@ enum ParseBenchmark {
 
     var matches = 0
     var sink = 0
-    _ = pass(files, selector, &sink)  // warm-up
+    _ = pass(files, selector, extraction, &sink)  // warm-up
     var seconds: [Double] = []
     for _ in 0..<options.repeats {
       let clock = ContinuousClock()
       let start = clock.now
-      matches = pass(files, selector, &sink)
+      matches = pass(files, selector, extraction, &sink)
       let elapsed = clock.now - start
       seconds.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
     }
@@ -122,6 +132,8 @@ enum ParseBenchmark {
         return .failure("")
       case "--json":
         options.json = true
+      case "--extract":
+        options.extract = true
       case "--repeat", "--select":
         guard i + 1 < args.count else { return .failure("\(arg) needs a value") }
         i += 1
@@ -152,15 +164,40 @@ enum ParseBenchmark {
     return .success(options)
   }
 
-  /// Parses every page once (and runs the selector); returns the matches.
-  static func pass(_ files: [[UInt8]], _ selector: Selector?, _ sink: inout Int) -> Int {
+  /// Parses every page once (and runs the selector and the extraction);
+  /// returns the matches. Each document is released before the next parse.
+  static func pass(_ files: [[UInt8]], _ selector: Selector?, _ extraction: Extraction?, _ sink: inout Int) -> Int {
     var matches = 0
     for file in files {
       let document = Document.parse(file)
       sink &+= document.nodeCount
       if let selector { matches += document.select(selector).count }
+      if let extraction { sink &+= extraction.run(document) }
     }
     return matches
+  }
+
+  /// The crawl engine's work on one product page, with its selectors
+  /// compiled once.
+  struct Extraction {
+    let product = try! Selector("div.product")
+    let title = try! Selector("h1.product-title")
+    let price = try! Selector("span.price")
+    let links = try! Selector("a[href]")
+
+    /// Extracts the fields of `document`; returns a checksum of what it
+    /// found (so the work cannot be optimised away).
+    func run(_ document: Document) -> Int {
+      var sum = 0
+      if document.selectFirst(product) != nil { sum &+= 1 }
+      if let t = document.selectFirst(title)?.text { sum &+= t.utf8.count }
+      if let p = document.selectFirst(price)?.text { sum &+= p.utf8.count }
+      if let sku = document.selectFirst(product)?.attr("data-sku") { sum &+= sku.utf8.count }
+      for link in document.select(links) {
+        if let href = link.attr("href") { sum &+= href.utf8.count }
+      }
+      return sum
+    }
   }
 
   struct LoadError: Error, CustomStringConvertible {

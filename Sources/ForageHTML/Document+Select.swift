@@ -31,20 +31,30 @@ extension Document {
   ///     let rows = try Selector("tr:has(> td)")
   ///     let count = page.select(rows).count
   public func select(_ selector: Selector) -> [Element] {
-    selectElements(selector, under: rootID, scope: documentElement?.id, firstOnly: false)
+    selectElements(selector, under: rootID, scope: documentElement?.id)
   }
 
   /// Returns the first element matching a parsed selector, or nil.
   public func selectFirst(_ selector: Selector) -> Element? {
-    selectElements(selector, under: rootID, scope: documentElement?.id, firstOnly: true).first
+    firstElement(selector, under: rootID, scope: documentElement?.id)
   }
 
   /// The elements strictly inside `root` that match, in tree order.
-  func selectElements(_ selector: Selector, under root: NodeID, scope: NodeID?, firstOnly: Bool) -> [Element] {
+  func selectElements(_ selector: Selector, under root: NodeID, scope: NodeID?) -> [Element] {
     let matcher = SelectorMatcher(selector, document: self, scope: scope)
     var result: [Element] = []
-    matcher.collect(under: root.raw, firstOnly: firstOnly, into: &result)
+    // Room for a typical list of links or rows: fewer regrowths.
+    result.reserveCapacity(16)
+    matcher.collect(under: root.raw, into: &result)
     return result
+  }
+
+  /// The first element strictly inside `root` that matches, in tree order:
+  /// the search stops there.
+  func firstElement(_ selector: Selector, under root: NodeID, scope: NodeID?) -> Element? {
+    let matcher = SelectorMatcher(selector, document: self, scope: scope)
+    let n = matcher.firstMatch(after: root.raw, under: root.raw)
+    return n >= 0 ? Element(self, NodeID(raw: n)) : nil
   }
 
   /// The document element (`<html>`): the first element child of the
@@ -129,12 +139,12 @@ extension Element {
 
   /// Returns the descendants matching a parsed selector, in document order.
   public func select(_ selector: Selector) -> [Element] {
-    document.selectElements(selector, under: id, scope: id, firstOnly: false)
+    document.selectElements(selector, under: id, scope: id)
   }
 
   /// Returns the first descendant matching a parsed selector, or nil.
   public func selectFirst(_ selector: Selector) -> Element? {
-    document.selectElements(selector, under: id, scope: id, firstOnly: true).first
+    document.firstElement(selector, under: id, scope: id)
   }
 
   /// True when this element matches a CSS selector.

@@ -17,7 +17,7 @@ extension Document {
       var out = ""
       var c = following(n, within: n)
       while let node = c {
-        if kind(node) == .text { out += data(node) }
+        if kind(node) == .text { withTextBytes(of: nodes[Int(node.raw)].textRun) { out += String(decoding: $0, as: UTF8.self) } }
         c = following(node, within: n)
       }
       return out
@@ -60,7 +60,7 @@ extension Document {
     var writer = ReadableTextWriter()
     switch kind(n) {
     case .text:
-      writer.appendText(data(n), preserving: false)
+      withTextBytes(of: nodes[Int(n.raw)].textRun) { writer.appendText($0, preserving: false) }
       return writer.finish()
     case .comment:
       return collapsingWhitespace(data(n))
@@ -70,19 +70,27 @@ extension Document {
       break
     }
     let nodes = self.nodes
-    var classes = NameClassifier(self) { name in
-      if readableTextSkipped.contains(name) { return ReadableClass.skipped }
-      if name == "br" { return ReadableClass.lineBreak }
-      if readableTextPreformatted.contains(name) { return ReadableClass.preformatted }
-      if readableTextBlockElements.contains(name) { return ReadableClass.block }
-      if name == "td" || name == "th" { return ReadableClass.cell }
-      return ReadableClass.inline
-    }
-    /// The class of an element (non-HTML elements are inline).
+    let names = self.names
+    /// The class of an element (non-HTML elements are inline). Known tag
+    /// names come from a table shared by all documents.
     func classOf(_ r: NodeRecord) -> UInt8 {
-      r.kind == .element && r.namespace == .html ? classes(r.name) : ReadableClass.inline
+      guard r.kind == .element && r.namespace == .html else { return ReadableClass.inline }
+      let code = Int(r.name)
+      return code < readableClassOfKnownNames.count
+        ? readableClassOfKnownNames[code] : readableClass(ofName: names[code])
     }
     var preserveDepth = classOf(nodes[Int(n.raw)]) == ReadableClass.preformatted ? 1 : 0
+
+    // A lone text child (a title, a price): its text without the walk,
+    // and the stored string itself when the rules would not change it.
+    let only = nodes[Int(n.raw)].firstChild
+    if only >= 0 && nodes[Int(only)].nextSibling < 0 && nodes[Int(only)].kind == .text {
+      return withTextBytes(of: nodes[Int(only)].textRun) { data in
+        if isReadableAsIs(data, preserving: preserveDepth > 0) { return String(decoding: data, as: UTF8.self) }
+        writer.appendText(data, preserving: preserveDepth > 0)
+        return writer.finish()
+      }
+    }
 
     func leave(_ c: UInt8) {
       switch c {
@@ -104,7 +112,7 @@ extension Document {
       var descend = false
       switch r.kind {
       case .text:
-        writer.appendText(texts[Int(r.payload)], preserving: preserveDepth > 0)
+        withTextBytes(of: r.textRun) { writer.appendText($0, preserving: preserveDepth > 0) }
       case .element:
         switch classOf(r) {
         case ReadableClass.skipped: break
@@ -174,6 +182,20 @@ extension Element {
   public var textContent: String { document.textContent(of: id) }
 }
 
+/// The `ReadableClass` of an HTML element named `name`.
+func readableClass(ofName name: String) -> UInt8 {
+  if readableTextSkipped.contains(name) { return ReadableClass.skipped }
+  if name == "br" { return ReadableClass.lineBreak }
+  if readableTextPreformatted.contains(name) { return ReadableClass.preformatted }
+  if readableTextBlockElements.contains(name) { return ReadableClass.block }
+  if name == "td" || name == "th" { return ReadableClass.cell }
+  return ReadableClass.inline
+}
+
+/// The `ReadableClass` of the parser's known tag names, by code (`T`):
+/// every document interns them first, with these codes.
+let readableClassOfKnownNames: [UInt8] = T.names.map(readableClass(ofName:))
+
 /// Elements that start and end a line in `Document.text(of:)`.
 let readableTextBlockElements: Set<String> = [
   "address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details",
@@ -192,9 +214,34 @@ let readableTextSkipped: Set<String> = [
   "script", "style", "template", "noscript", "head", "iframe", "noembed", "noframes",
 ]
 
+/// True when `ReadableTextWriter` would give `s` back unchanged for a lone
+/// run of text: when `preserving`, no trailing space, tab or LF; else no
+/// ASCII whitespace but single inner spaces.
+func isReadableAsIs(_ s: String, preserving: Bool) -> Bool {
+  withBytes(s) { isReadableAsIs($0, preserving: preserving) }
+}
+
+/// `isReadableAsIs(_:preserving:)` on UTF-8 bytes.
+func isReadableAsIs(_ b: UnsafeBufferPointer<UInt8>, preserving: Bool) -> Bool {
+  guard let last = b.last else { return true }
+  if preserving { return last != 0x20 && last != 0x0A && last != 0x09 }
+  if b[0] == 0x20 || last == 0x20 { return false }
+  var previous: UInt8 = 0
+  for c in b {
+    if c == 0x20 {
+      if previous == 0x20 { return false }
+    } else if isASCIIWhitespace(c) {
+      return false
+    }
+    previous = c
+  }
+  return true
+}
+
 /// `s` with runs of ASCII whitespace collapsed to one space and the ends
 /// trimmed. https://infra.spec.whatwg.org/#strip-and-collapse-ascii-whitespace
 func collapsingWhitespace(_ s: String) -> String {
+  if isReadableAsIs(s, preserving: false) { return s }
   var writer = ReadableTextWriter()
   writer.appendText(s, preserving: false)
   return writer.finish()
@@ -211,21 +258,34 @@ struct ReadableTextWriter {
 
   /// Appends text; ASCII whitespace collapses unless `preserving`.
   mutating func appendText(_ text: String, preserving: Bool) {
-    for b in text.utf8 {
-      if preserving {
-        if b == 0x0A {
-          flush()
-          bytes.append(b)
-          continue
-        }
+    withBytes(text) { appendText($0, preserving: preserving) }
+  }
+
+  /// Appends UTF-8 text; ASCII whitespace collapses unless `preserving`.
+  /// Runs of visible bytes are copied at once.
+  mutating func appendText(_ text: UnsafeBufferPointer<UInt8>, preserving: Bool) {
+    let n = text.count
+    if bytes.isEmpty { bytes.reserveCapacity(n) }
+    if preserving {
+      // Everything is kept; pending breaks or spaces go before it.
+      if n > 0 {
         flush()
-        bytes.append(b)
-      } else if isASCIIWhitespace(b) {
-        pendingSpace = true
-      } else {
-        flush()
-        bytes.append(b)
+        bytes.append(contentsOf: text)
       }
+      return
+    }
+    var i = 0
+    while i < n {
+      if isASCIIWhitespace(text[i]) {
+        pendingSpace = true
+        i += 1
+        continue
+      }
+      let start = i
+      i += 1
+      while i < n && !isASCIIWhitespace(text[i]) { i += 1 }
+      flush()
+      bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[start..<i]))
     }
   }
 

@@ -21,14 +21,24 @@ public final class Document {
     var nextSibling: Int32 = -1
     var previousSibling: Int32 = -1
     /// Element: index into `names`. Doctype: index into `doctypes`.
-    /// Text and comment: index into `texts`. Template: see `payload`.
     var name: Int32 = -1
-    /// Text, comment: index into `texts`. Template element: the id of its
+    /// Comment: index into `texts`. Template element: the id of its
     /// contents fragment. Otherwise -1.
     var payload: Int32 = -1
     /// Element attributes: `attributes[attributeStart ..< attributeStart + attributeCount]`.
+    /// Text: its data, `textBytes[attributeStart ..< attributeStart + attributeCount]`
+    /// (see `textRun`).
     var attributeStart: Int32 = 0
     var attributeCount: Int32 = 0
+
+    /// The data of a text node, as a run of `textBytes`.
+    @inline(__always) var textRun: TextRun {
+      get { TextRun(start: attributeStart, count: attributeCount) }
+      set {
+        attributeStart = newValue.start
+        attributeCount = newValue.count
+      }
+    }
   }
 
   // The arena's storage skips Swift's run-time exclusivity checks (they cost
@@ -38,7 +48,21 @@ public final class Document {
   /// Interned element local names.
   @exclusivity(unchecked) var names: [String] = []
   @exclusivity(unchecked) var nameIndex: [String: Int32] = [:]
+  /// Comment data.
   @exclusivity(unchecked) var texts: [String] = []
+  /// The UTF-8 data of every text node, one run per node (`textRun`).
+  /// Append-only: a run, once written, never changes, so nodes may share
+  /// runs, a node's text grows in place when its run ends the buffer, and
+  /// freeing a document frees one array rather than a string per node.
+  /// The tokenizer writes character data here directly.
+  @exclusivity(unchecked) var textBytes: [UInt8] = []
+  /// Text nodes that had to move to grow (their run did not end where the
+  /// new text began), each with the end of the spare room left after its
+  /// run: the next appends fill that room instead of moving the run again.
+  /// Without it, text fed to one node between other nodes' text (foster
+  /// parenting: `<table><tr>A<td>B</td>A<td>B</td>…`) would be copied
+  /// whole on every append, quadratic in time and in memory.
+  @exclusivity(unchecked) var textRoom: [Int32: Int32] = [:]
   /// Attribute storage. Elements reference ranges of it (`attributeStart`,
   /// `attributeCount`); the parser writes a tag's attributes here once and
   /// its element, and any element made again from the same token, share
@@ -86,7 +110,8 @@ public final class Document {
   func reserveCapacity(forInputBytes bytes: Int) {
     let b = min(bytes, 1 << 16)
     nodes.reserveCapacity(max(64, b / 16))
-    texts.reserveCapacity(max(32, b / 32))
+    texts.reserveCapacity(8)
+    textBytes.reserveCapacity(max(256, b / 2))
     attributes.reserveCapacity(max(16, b / 48))
   }
 }
@@ -157,7 +182,13 @@ extension Document {
   /// The value of the attribute named `name` (no namespace) on element `n`.
   /// `name` must be lower case for HTML elements.
   public func attribute(_ n: NodeID, _ name: String) -> String? {
-    for a in attributes(n) where a.namespace == .none && a.name == name { return a.value }
+    let r = nodes[Int(n.raw)]
+    var i = Int(r.attributeStart)
+    let end = i + Int(r.attributeCount)
+    while i < end {
+      if attributes[i].namespace == .none && attributes[i].name == name { return attributes[i].value }
+      i += 1
+    }
     return nil
   }
 
@@ -165,7 +196,8 @@ extension Document {
   public func data(_ n: NodeID) -> String {
     let r = nodes[Int(n.raw)]
     switch r.kind {
-    case .text, .comment: return texts[Int(r.payload)]
+    case .text: return string(r.textRun)
+    case .comment: return texts[Int(r.payload)]
     default: return ""
     }
   }
@@ -296,14 +328,21 @@ extension Document {
   }
 
   /// Creates a detached text node.
-  public func createText(_ data: String) -> NodeID { createCharacterData(.text, data) }
+  public func createText(_ data: String) -> NodeID {
+    NodeID(raw: createText(run: appendText(data)))
+  }
+
+  /// Creates a detached text node whose data is `run` of `textBytes`.
+  func createText(run: TextRun) -> Int32 {
+    var r = NodeRecord(kind: .text)
+    r.textRun = run
+    nodes.append(r)
+    return Int32(nodes.count - 1)
+  }
 
   /// Creates a detached comment node.
-  public func createComment(_ data: String) -> NodeID { createCharacterData(.comment, data) }
-
-  /// A text or comment node: its data lives in `texts`.
-  private func createCharacterData(_ kind: NodeKind, _ data: String) -> NodeID {
-    var r = NodeRecord(kind: kind)
+  public func createComment(_ data: String) -> NodeID {
+    var r = NodeRecord(kind: .comment)
     r.payload = Int32(texts.count)
     texts.append(data)
     nodes.append(r)
@@ -319,10 +358,48 @@ extension Document {
     return NodeID(raw: Int32(nodes.count - 1))
   }
 
-  /// Appends `data` to a text node.
+  /// Appends `data` to a text or comment node.
   public func appendData(_ n: NodeID, _ data: String) {
-    texts[Int(nodes[Int(n.raw)].payload)] += data
+    let i = Int(n.raw)
+    switch nodes[i].kind {
+    case .text: appendData(n.raw, run: appendText(data))
+    case .comment: texts[Int(nodes[i].payload)] += data
+    default: break
+    }
   }
+
+  /// Appends `run` of `textBytes` to text node `n`: in place when the
+  /// node's run ends where `run` starts (the parser's usual case), else into
+  /// the room left after the node's run by an earlier move (see
+  /// `textRoom`), else by moving both to the end of `textBytes` and leaving
+  /// as much room again, so a node's text is moved O(log n) times and the
+  /// buffer stays within a small multiple of the text it holds.
+  func appendData(_ n: Int32, run: TextRun) {
+    guard run.count > 0 else { return }
+    let old = nodes[Int(n)].textRun
+    let end = old.start &+ old.count
+    if end == run.start {
+      nodes[Int(n)].textRun.count = old.count + run.count
+      return
+    }
+    if let room = textRoom[n], Int(end) + Int(run.count) <= Int(room) {
+      // The room is past every other run: writing it changes no one's text.
+      var from = Int(run.start)
+      for to in Int(end)..<Int(end) + Int(run.count) {
+        textBytes[to] = textBytes[from]
+        from += 1
+      }
+      nodes[Int(n)].textRun.count = old.count + run.count
+      return
+    }
+    let total = Int(old.count) + Int(run.count)
+    let start = copyText(old)
+    _ = copyText(run)
+    textBytes.append(contentsOf: repeatElement(0, count: total))
+    textRoom[n] = Int32(textBytes.count)
+    nodes[Int(n)].textRun = TextRun(start: start, count: Int32(total))
+  }
+
 
   /// Adds attributes to element `n` (those it does not have yet are added;
   /// existing names are kept, as the tree builder's "add the attribute if

@@ -25,7 +25,7 @@ public struct Element {
   /// The value of an attribute, looked up ASCII case-insensitively on HTML
   /// elements, or nil when absent.
   public func attr(_ name: String) -> String? {
-    if namespace == .html, name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) {
+    if document.namespace(id) == .html && hasASCIIUppercase(name) {
       return document.attribute(id, name.lowercased())
     }
     return document.attribute(id, name)
@@ -46,4 +46,12 @@ public struct Element {
 extension Element: Hashable {
   public static func == (a: Element, b: Element) -> Bool { a.document === b.document && a.id == b.id }
   public func hash(into h: inout Hasher) { h.combine(ObjectIdentifier(document)); h.combine(id) }
+}
+
+/// True when `s` has a byte in `A`…`Z`.
+@inline(__always) func hasASCIIUppercase(_ s: String) -> Bool {
+  withBytes(s) { bytes in
+    for b in bytes where b &- 0x41 < 26 { return true }
+    return false
+  }
 }

@@ -33,10 +33,11 @@
 public struct Selector: Sendable {
   /// The selector text this value was parsed from.
   public let source: String
-  let list: SelectorList
-  /// The type selectors, by ordinal (`CompoundSelector.typeOrdinal`), so a
-  /// match can resolve each name to the document's interned code once.
-  let typeNames: [TypeName]
+  /// The parsed form, shared by copies (a matcher holds one reference).
+  let compiled: CompiledSelector
+
+  var list: SelectorList { compiled.list }
+  var typeNames: [TypeName] { compiled.typeNames }
 
   /// Parses a selector list.
   ///
@@ -48,8 +49,7 @@ public struct Selector: Sendable {
     var parser = SelectorParser(css)
     let list = try parser.parseTopLevel()
     self.source = css
-    self.list = list
-    self.typeNames = parser.typeNames
+    self.compiled = CompiledSelector(list, parser.typeNames)
   }
 
   /// True when `element` matches this selector (any selector of the list).
@@ -63,6 +63,49 @@ public struct Selector: Sendable {
 
 extension Selector: CustomStringConvertible {
   public var description: String { source }
+}
+
+/// A parsed selector list with what matchers need to start quickly;
+/// immutable, so `Selector` copies share it.
+final class CompiledSelector: Sendable {
+  let list: SelectorList
+  /// The type selectors, by ordinal (`CompoundSelector.typeOrdinal`), so a
+  /// match can resolve each name to the document's interned code once.
+  let typeNames: [TypeName]
+  /// The type names resolved once to the parser's known tag names (`T`),
+  /// whose codes are the same in every document; matchers use them
+  /// instead of looking names up per document (see `SelectorMatcher`).
+  let codes: TypeCodes
+  /// True when some simple selector needs sibling positions (the `:nth-*`
+  /// family, `:only-of-type`), so a matcher sets up its position cache.
+  let usesSiblingIndexes: Bool
+
+  init(_ list: SelectorList, _ typeNames: [TypeName]) {
+    self.list = list
+    self.typeNames = typeNames
+    self.codes = TypeCodes(list, typeNames) { T.index[$0] }
+    self.usesSiblingIndexes = Self.usesSiblingIndexes(list)
+  }
+
+  /// True when `list` (nested lists included) has a simple selector whose
+  /// match needs an element's position among its siblings.
+  static func usesSiblingIndexes(_ list: SelectorList) -> Bool {
+    for complex in list.selectors {
+      for compound in complex.compounds {
+        for simple in compound.simples {
+          switch simple {
+          case .nth, .onlyOfType: return true
+          case .not(let inner), .isAny(let inner):
+            if usesSiblingIndexes(inner) { return true }
+          case .has(let relatives):
+            for r in relatives where usesSiblingIndexes(SelectorList(selectors: [r.complex])) { return true }
+          default: break
+          }
+        }
+      }
+    }
+    return false
+  }
 }
 
 /// A comma-separated list of complex selectors: matches when any matches.
@@ -99,6 +142,42 @@ struct TypeName: Sendable {
   var lower: String
 }
 
+/// The interned name codes a matcher compares element names with.
+///
+/// Per type ordinal: the code of the lower-cased name (matched against
+/// HTML elements) and of the name as written (other namespaces), -1 when
+/// the name is not interned. Per top-level complex selector: the code its
+/// subject's element must have (`SelectorMatcher.anyType` when the subject
+/// has no type selector), for a quick reject.
+struct TypeCodes: Sendable {
+  var lower: [Int32] = []
+  var exact: [Int32] = []
+  var subjectLower: [Int32] = []
+  var subjectExact: [Int32] = []
+  /// True when every name resolved (to a code that cannot change later).
+  var complete = true
+
+  /// Resolves the names of `list` with `lookup`.
+  init(_ list: SelectorList, _ typeNames: [TypeName], _ lookup: (String) -> Int32?) {
+    lower.reserveCapacity(typeNames.count)
+    exact.reserveCapacity(typeNames.count)
+    for name in typeNames {
+      let l = lookup(name.lower)
+      let e = name.exact == name.lower ? l : lookup(name.exact)
+      if l == nil || e == nil { complete = false }
+      lower.append(l ?? -1)
+      exact.append(e ?? -1)
+    }
+    subjectLower.reserveCapacity(list.selectors.count)
+    subjectExact.reserveCapacity(list.selectors.count)
+    for complex in list.selectors {
+      let ordinal = complex.compounds[0].typeOrdinal
+      subjectLower.append(ordinal >= 0 ? lower[Int(ordinal)] : SelectorMatcher.anyType)
+      subjectExact.append(ordinal >= 0 ? exact[Int(ordinal)] : SelectorMatcher.anyType)
+    }
+  }
+}
+
 /// A sequence of simple selectors that all apply to one element.
 ///
 /// https://www.w3.org/TR/selectors-4/#compound
@@ -126,7 +205,7 @@ enum SimpleSelector: Sendable {
   case has([RelativeSelector])
   /// The `:nth-*` family and its `:first-*` / `:last-*` shorthands.
   /// https://www.w3.org/TR/selectors-4/#child-index
-  case nth(NthSelector)
+  indirect case nth(NthSelector)
   /// https://www.w3.org/TR/selectors-4/#the-only-child-pseudo
   case onlyChild
   /// https://www.w3.org/TR/selectors-4/#the-only-of-type-pseudo
@@ -151,7 +230,10 @@ enum SimpleSelector: Sendable {
 }
 
 /// `[name op value flag]`.
-struct AttributeSelector: Sendable {
+///
+/// A class (immutable) so matching an element copies one reference, not
+/// the four strings.
+final class AttributeSelector: Sendable {
   enum Operator: UInt8, Sendable {
     /// `[a]`
     case exists
@@ -174,15 +256,27 @@ struct AttributeSelector: Sendable {
     case none, insensitive, sensitive
   }
 
-  var name: TypeName
-  var op: Operator
-  var value: String
-  var flag: CaseFlag
+  let name: TypeName
+  let op: Operator
+  let value: String
+  let flag: CaseFlag
   /// ASCII-lower-cased `value`, for case-insensitive comparisons.
-  var lowerValue: String
+  let lowerValue: String
   /// True when the HTML standard makes this attribute's value
   /// case-insensitive on HTML elements (absent an `s` flag).
-  var htmlCaseInsensitive: Bool
+  let htmlCaseInsensitive: Bool
+
+  init(
+    name: TypeName, op: Operator, value: String, flag: CaseFlag, lowerValue: String,
+    htmlCaseInsensitive: Bool
+  ) {
+    self.name = name
+    self.op = op
+    self.value = value
+    self.flag = flag
+    self.lowerValue = lowerValue
+    self.htmlCaseInsensitive = htmlCaseInsensitive
+  }
 }
 
 /// `:nth-child(An+B of S)` and relatives.

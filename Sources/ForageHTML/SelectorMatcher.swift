@@ -14,14 +14,11 @@
 /// - SeeAlso: <https://www.w3.org/TR/selectors-4/#match-against-element>
 struct SelectorMatcher {
   let document: Document
-  let selector: Selector
+  let selector: CompiledSelector
   /// The element `:scope` stands for (-1: none).
   let scope: Int32
-  /// Per type ordinal: the interned code of the lower-cased name (matched
-  /// against HTML elements) and of the name as written (other namespaces);
-  /// -1 when the document has no element of that name.
-  let lowerCodes: [Int32]
-  let exactCodes: [Int32]
+  /// The document's codes of the selector's type names (see `TypeCodes`).
+  let codes: TypeCodes
   /// Ids and classes match case-insensitively in quirks mode.
   let quirks: Bool
   /// Snapshots of the document's arena (copy-on-write: no copy is made).
@@ -29,45 +26,35 @@ struct SelectorMatcher {
   /// exclusivity checks on the document's stored properties in the hot loop.
   let nodes: [Document.NodeRecord]
   let attributeStore: [Attribute]
+  /// Sibling indexes for the `:nth-*` family, computed per parent on
+  /// first use (a class: the matcher itself is an immutable value); nil
+  /// when the selector has no such pseudo-class.
+  let siblingIndexes: SiblingIndexCache?
 
+  /// A matcher of `selector` on `document`. Costs no allocation when the
+  /// selector's type names are all known tag names (the usual case): every
+  /// document interns those with the same codes, so the selector's own
+  /// resolution is reused.
   init(_ selector: Selector, document: Document, scope: NodeID?) {
     self.document = document
     self.nodes = document.nodes
     self.attributeStore = document.attributes
-    self.selector = selector
+    self.selector = selector.compiled
     self.scope = scope?.raw ?? -1
     self.quirks = document.quirksMode == .quirks
-    var lower: [Int32] = []
-    var exact: [Int32] = []
-    lower.reserveCapacity(selector.typeNames.count)
-    exact.reserveCapacity(selector.typeNames.count)
-    for name in selector.typeNames {
-      lower.append(document.nameIndex[name.lower] ?? -1)
-      exact.append(document.nameIndex[name.exact] ?? -1)
+    let compiled = selector.compiled
+    if compiled.codes.complete {
+      self.codes = compiled.codes
+    } else {
+      let index = document.nameIndex
+      self.codes = TypeCodes(compiled.list, compiled.typeNames) { index[$0] }
     }
-    self.lowerCodes = lower
-    self.exactCodes = exact
-    // The subject's type of each top-level selector, for a quick reject
-    // before any selector structure is touched.
-    var subjectLower: [Int32] = []
-    var subjectExact: [Int32] = []
-    for complex in selector.list.selectors {
-      let ordinal = complex.compounds[0].typeOrdinal
-      subjectLower.append(ordinal >= 0 ? lower[Int(ordinal)] : Self.anyType)
-      subjectExact.append(ordinal >= 0 ? exact[Int(ordinal)] : Self.anyType)
-    }
-    self.subjectLower = subjectLower
-    self.subjectExact = subjectExact
+    self.siblingIndexes = compiled.usesSiblingIndexes ? SiblingIndexCache() : nil
   }
 
-  /// Sibling indexes for the `:nth-*` family, computed per parent on
-  /// first use (a class: the matcher itself is an immutable value).
-  let siblingIndexes = SiblingIndexCache()
-
-  /// In `subjectLower`/`subjectExact`: the subject has no type selector.
+  /// In `TypeCodes.subjectLower`/`subjectExact`: the subject has no type
+  /// selector.
   static let anyType: Int32 = -2
-  let subjectLower: [Int32]
-  let subjectExact: [Int32]
 
   /// True when element `n` matches the selector.
   func matches(_ n: NodeID) -> Bool {
@@ -77,47 +64,58 @@ struct SelectorMatcher {
 
   /// Appends to `result` the elements strictly inside `root` that match,
   /// in tree order (template contents are not children, so they are not
-  /// visited); stops after the first when `firstOnly`.
-  func collect(under root: Int32, firstOnly: Bool, into result: inout [Element]) {
-    let list = selector.list
-    let count = list.selectors.count
-    var n = nodes[Int(root)].firstChild
+  /// visited).
+  func collect(under root: Int32, into result: inout [Element]) {
+    var n = firstMatch(after: root, under: root)
     while n >= 0 {
-      let r = nodes[Int(n)]
-      var matched = false
-      if r.kind == .element {
-        var i = 0
-        while i < count {
-          let wanted = r.namespace == .html ? subjectLower[i] : subjectExact[i]
-          if (wanted == Self.anyType || wanted == r.name)
-            && matchComplex(list.selectors[i], 0, n, anchor: -1) == .matched
-          {
-            matched = true
-            break
+      result.append(Element(document, NodeID(raw: n)))
+      n = firstMatch(after: n, under: root)
+    }
+  }
+
+  /// The first element after `start` in tree order (pre-order, so the
+  /// descendants of `start` come first) and strictly inside `root` that
+  /// matches, or -1. `start` is `root` itself or a node inside it.
+  func firstMatch(after start: Int32, under root: Int32) -> Int32 {
+    // Borrowed buffers: no selector value is copied per element.
+    selector.list.selectors.withUnsafeBufferPointer { selectors in
+      codes.subjectLower.withUnsafeBufferPointer { subjectLower in
+        codes.subjectExact.withUnsafeBufferPointer { subjectExact in
+          var n = following(start, under: root)
+          while n >= 0 {
+            let r = nodes[Int(n)]
+            if r.kind == .element {
+              var i = 0
+              while i < selectors.count {
+                let wanted = r.namespace == .html ? subjectLower[i] : subjectExact[i]
+                if (wanted == Self.anyType || wanted == r.name)
+                  && matchComplex(selectors[i], 0, n, anchor: -1) == .matched
+                {
+                  return n
+                }
+                i += 1
+              }
+            }
+            n = following(n, under: root)
           }
-          i += 1
+          return -1
         }
-      }
-      if matched {
-        result.append(Element(document, NodeID(raw: n)))
-        if firstOnly { return }
-      }
-      if r.firstChild >= 0 {
-        n = r.firstChild
-        continue
-      }
-      var c = n
-      n = -1
-      while c != root {
-        let next = nodes[Int(c)].nextSibling
-        if next >= 0 {
-          n = next
-          break
-        }
-        c = nodes[Int(c)].parent
-        if c < 0 { break }
       }
     }
+  }
+
+  /// The node after `n` in pre-order within the subtree of `root`, or -1.
+  @inline(__always) func following(_ n: Int32, under root: Int32) -> Int32 {
+    let first = nodes[Int(n)].firstChild
+    if first >= 0 { return first }
+    var c = n
+    while c != root {
+      let next = nodes[Int(c)].nextSibling
+      if next >= 0 { return next }
+      c = nodes[Int(c)].parent
+      if c < 0 { return -1 }
+    }
+    return -1
   }
 
   // MARK: - Tree helpers
@@ -236,7 +234,7 @@ struct SelectorMatcher {
     if compound.typeOrdinal >= 0 {
       let r = nodes[Int(e)]
       let ordinal = Int(compound.typeOrdinal)
-      let wanted = r.namespace == .html ? lowerCodes[ordinal] : exactCodes[ordinal]
+      let wanted = r.namespace == .html ? codes.lower[ordinal] : codes.exact[ordinal]
       if r.name != wanted { return false }
     }
     return compound.simples.withUnsafeBufferPointer { simples in
@@ -276,7 +274,7 @@ struct SelectorMatcher {
       while child >= 0 {
         switch nodes[Int(child)].kind {
         case .element: return false
-        case .text: if !document.data(NodeID(raw: child)).isEmpty { return false }
+        case .text: if !nodes[Int(child)].textRun.isEmpty { return false }
         default: break
         }
         child = nodes[Int(child)].nextSibling
@@ -406,8 +404,7 @@ struct SelectorMatcher {
   /// `e`'s parent on first use), or nil for an element without a parent.
   func cachedIndex(_ e: Int32, _ kind: NthSelector.Kind) -> Int? {
     let p = nodes[Int(e)].parent
-    guard p >= 0 else { return nil }
-    let cache = siblingIndexes
+    guard p >= 0, let cache = siblingIndexes else { return nil }
     if cache.fromStart.isEmpty || cache.fromStart[Int(e)] == 0 { cache.fill(parent: p, nodes) }
     switch kind {
     case .child: return Int(cache.fromStart[Int(e)])

@@ -220,45 +220,51 @@ struct HTMLSerializer {
 
   mutating func writeText(_ n: Int32) {
     let p = nodes[Int(n)].parent
-    if p >= 0 && elementClass(p) == Self.rawText {
-      append(document.data(NodeID(raw: n)))
-    } else {
-      writeEscaped(document.data(NodeID(raw: n)), attributeMode: false)
+    let raw = p >= 0 && elementClass(p) == Self.rawText
+    document.withTextBytes(of: nodes[Int(n)].textRun) { bytes in
+      if raw {
+        out.append(contentsOf: bytes)
+      } else {
+        writeEscaped(bytes, attributeMode: false)
+      }
     }
   }
 
   /// https://html.spec.whatwg.org/#escapingString
   mutating func writeEscaped(_ s: String, attributeMode: Bool) {
     var s = s
-    s.withUTF8 { bytes in
-      var runStart = 0
-      var i = 0
-      let count = bytes.count
-      while i < count {
-        let b = bytes[i]
-        let replacement: StaticString?
-        var width = 1
-        switch b {
-        case 0x26: replacement = "&amp;"
-        case 0x3C: replacement = "&lt;"
-        case 0x3E: replacement = "&gt;"
-        case 0x22 where attributeMode: replacement = "&quot;"
-        case 0xC2 where i + 1 < count && bytes[i + 1] == 0xA0:
-          // U+00A0 NO-BREAK SPACE is C2 A0 in UTF-8.
-          replacement = "&nbsp;"
-          width = 2
-        default: replacement = nil
-        }
-        if let replacement {
-          if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
-          out.append(contentsOf: UnsafeBufferPointer(start: replacement.utf8Start, count: replacement.utf8CodeUnitCount))
-          i += width
-          runStart = i
-        } else {
-          i += 1
-        }
+    s.withUTF8 { writeEscaped($0, attributeMode: attributeMode) }
+  }
+
+  /// `writeEscaped(_:attributeMode:)` on UTF-8 bytes.
+  mutating func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, attributeMode: Bool) {
+    var runStart = 0
+    var i = 0
+    let count = bytes.count
+    while i < count {
+      let b = bytes[i]
+      let replacement: StaticString?
+      var width = 1
+      switch b {
+      case 0x26: replacement = "&amp;"
+      case 0x3C: replacement = "&lt;"
+      case 0x3E: replacement = "&gt;"
+      case 0x22 where attributeMode: replacement = "&quot;"
+      case 0xC2 where i + 1 < count && bytes[i + 1] == 0xA0:
+        // U+00A0 NO-BREAK SPACE is C2 A0 in UTF-8.
+        replacement = "&nbsp;"
+        width = 2
+      default: replacement = nil
       }
-      if count > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<count])) }
+      if let replacement {
+        if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
+        out.append(contentsOf: UnsafeBufferPointer(start: replacement.utf8Start, count: replacement.utf8CodeUnitCount))
+        i += width
+        runStart = i
+      } else {
+        i += 1
+      }
     }
+    if count > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<count])) }
   }
 }

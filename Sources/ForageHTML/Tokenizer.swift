@@ -35,9 +35,6 @@ final class Tokenizer {
   /// The known tag names' lookup table (`T.nameTable`), held so each lookup
   /// skips the lazy-global check.
   let tagNames = T.nameTable
-  /// Whitespace-only runs of character data common between tags (a newline
-  /// then spaces or tabs), prebuilt, as `Tokenizer.indents` describes.
-  let indents = Tokenizer.indents
 
   // Output queue.
   @exclusivity(unchecked) var pending = TokenQueue()
@@ -147,7 +144,7 @@ final class Tokenizer {
       tag.code = Self.knownCode(t.code)
       return .endTag(tag)
     case .comment(let s): return .comment(s)
-    case .chars(let s): return .characters(s)
+    case .chars(let run): return .characters(document.string(run))
     case .eof: return .endOfFile
     }
   }
@@ -176,7 +173,9 @@ final class Tokenizer {
 
   func flushText() {
     guard !text.isEmpty else { return }
-    enqueue(.chars(indentString(text) ?? text.string()))
+    // The bytes go straight to the document's text buffer: no String.
+    // (`text` owns `count` initialized bytes at `base` until cleared below.)
+    enqueue(.chars(document.appendText(UnsafeBufferPointer(start: text.base, count: text.count))))
     text.removeAll(keepingCapacity: true)
     lastCharactersHadNUL = textHasNUL
     textHasNUL = false
@@ -191,30 +190,6 @@ final class Tokenizer {
     flushText()
     enqueue(.eof)
     emittedEOF = true
-  }
-
-  /// `"\n"` followed by 0 to 14 spaces at `[0][k]`, or by 0 to 14 tabs at
-  /// `[1][k]`: the whitespace between tags of most pages. Strings of up to
-  /// 15 bytes are stored inline, so handing one out allocates nothing.
-  static let indents: [[String]] = [" ", "\t"].map { pad in
-    (0..<15).map { "\n" + String(repeating: pad, count: $0) }
-  }
-
-  /// The prebuilt string for `b` when it is a newline followed by only
-  /// spaces or only tabs (at most 14), else nil.
-  @inline(__always)
-  func indentString(_ b: ByteBuffer) -> String? {
-    let n = b.count
-    guard n <= 15, b.base[0] == 0x0A else { return nil }
-    if n == 1 { return indents[0][0] }
-    let pad = b.base[1]
-    guard pad == 0x20 || pad == 0x09 else { return nil }
-    var i = 2
-    while i < n {
-      if b.base[i] != pad { return nil }
-      i += 1
-    }
-    return indents[pad == 0x20 ? 0 : 1][n - 1]
   }
 
   // MARK: Tags

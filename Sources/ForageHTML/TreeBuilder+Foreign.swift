@@ -21,10 +21,10 @@ extension TreeBuilder {
   func processForeign(_ token: BuilderToken) -> BuilderToken? {
     switch token {
     case .chars(var s):
-      if framesetOK && s.utf8.contains(where: { $0 != 0 && !isHTMLWhitespace($0) }) { framesetOK = false }
-      if charsMayHaveNUL && s.utf8.contains(0) {
+      if framesetOK && hasVisibleCharacter(s) { framesetOK = false }
+      if charsMayHaveNUL && containsNUL(s) {
         error("unexpected-null-character")
-        s = String(decoding: s.utf8.flatMap { $0 == 0 ? [0xEF, 0xBF, 0xBD] : [$0] }, as: UTF8.self)
+        s = replacingNUL(s)
       }
       insertCharacters(s)
       return nil

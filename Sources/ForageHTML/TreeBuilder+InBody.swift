@@ -4,14 +4,14 @@ extension TreeBuilder {
   func inBodyMode(_ token: BuilderToken) -> BuilderToken? {
     switch token {
     case .chars(var s):
-      if charsMayHaveNUL && s.utf8.contains(0) {
+      if charsMayHaveNUL && containsNUL(s) {
         error("unexpected-null-character")
-        s = Self.removingNUL(s)
+        s = removingNUL(s)
         if s.isEmpty { return nil }
       }
       reconstructFormatting()
       insertCharacters(s)
-      if framesetOK && !Self.isAllWhitespace(s) { framesetOK = false }
+      if framesetOK && !isAllWhitespace(s) { framesetOK = false }
       return nil
     case .comment(let s):
       insertComment(s)

@@ -7,7 +7,7 @@ extension TreeBuilder {
   func initialMode(_ token: BuilderToken) -> BuilderToken? {
     switch token {
     case .chars(let s):
-      let (_, rest) = Self.splitLeadingWhitespace(s)
+      let (_, rest) = splitLeadingWhitespace(s)
       if rest.isEmpty { return nil }
       return initialAnythingElse(.chars(rest))
     case .comment(let s):
@@ -87,7 +87,7 @@ extension TreeBuilder {
     case .doctype: error("unexpected-doctype"); return nil
     case .comment(let s): insertComment(s, at: InsertionLocation(parent: 0, before: -1)); return nil
     case .chars(let s):
-      let (_, rest) = Self.splitLeadingWhitespace(s)
+      let (_, rest) = splitLeadingWhitespace(s)
       if rest.isEmpty { return nil }
       return beforeHTMLAnythingElse(.chars(rest))
     case .start(let t) where t.code == T.html:
@@ -118,7 +118,7 @@ extension TreeBuilder {
   func beforeHeadMode(_ token: BuilderToken) -> BuilderToken? {
     switch token {
     case .chars(let s):
-      let (_, rest) = Self.splitLeadingWhitespace(s)
+      let (_, rest) = splitLeadingWhitespace(s)
       if rest.isEmpty { return nil }
       headElement = insertSynthetic(T.head)
       mode = .inHead
@@ -146,7 +146,7 @@ extension TreeBuilder {
   func inHeadMode(_ token: BuilderToken) -> BuilderToken? {
     switch token {
     case .chars(let s):
-      let (ws, rest) = Self.splitLeadingWhitespace(s)
+      let (ws, rest) = splitLeadingWhitespace(s)
       insertCharacters(ws)
       if rest.isEmpty { return nil }
       return inHeadAnythingElse(.chars(rest))
@@ -229,7 +229,7 @@ extension TreeBuilder {
       mode = .inHead
       return nil
     case .chars(let s):
-      let (ws, rest) = Self.splitLeadingWhitespace(s)
+      let (ws, rest) = splitLeadingWhitespace(s)
       if !ws.isEmpty { _ = inHeadMode(.chars(ws)) }
       if rest.isEmpty { return nil }
       return inHeadNoscriptAnythingElse(.chars(rest))
@@ -261,7 +261,7 @@ extension TreeBuilder {
   func afterHeadMode(_ token: BuilderToken) -> BuilderToken? {
     switch token {
     case .chars(let s):
-      let (ws, rest) = Self.splitLeadingWhitespace(s)
+      let (ws, rest) = splitLeadingWhitespace(s)
       insertCharacters(ws)
       if rest.isEmpty { return nil }
       return afterHeadAnythingElse(.chars(rest))
@@ -376,7 +376,7 @@ extension TreeBuilder {
   func afterBodyMode(_ token: BuilderToken) -> BuilderToken? {
     switch token {
     case .chars(let s):
-      let (ws, rest) = Self.splitLeadingWhitespace(s)
+      let (ws, rest) = splitLeadingWhitespace(s)
       if !ws.isEmpty { _ = inBodyMode(.chars(ws)) }
       if rest.isEmpty { return nil }
       error("unexpected-characters-after-body")
@@ -405,8 +405,8 @@ extension TreeBuilder {
   func inFramesetMode(_ token: BuilderToken) -> BuilderToken? {
     switch token {
     case .chars(let s):
-      let ws = Self.onlyWhitespace(s)
-      if ws.utf8.count != s.utf8.count { error("unexpected-characters-in-frameset") }
+      let ws = onlyWhitespace(s)
+      if ws.count != s.count { error("unexpected-characters-in-frameset") }
       insertCharacters(ws)
       return nil
     case .comment(let s): insertComment(s); return nil
@@ -439,8 +439,8 @@ extension TreeBuilder {
   func afterFramesetMode(_ token: BuilderToken) -> BuilderToken? {
     switch token {
     case .chars(let s):
-      let ws = Self.onlyWhitespace(s)
-      if ws.utf8.count != s.utf8.count { error("unexpected-characters-after-frameset") }
+      let ws = onlyWhitespace(s)
+      if ws.count != s.count { error("unexpected-characters-after-frameset") }
       insertCharacters(ws)
       return nil
     case .comment(let s): insertComment(s); return nil
@@ -463,7 +463,7 @@ extension TreeBuilder {
       return nil
     case .doctype: return inBodyMode(token)
     case .chars(let s):
-      let (ws, rest) = Self.splitLeadingWhitespace(s)
+      let (ws, rest) = splitLeadingWhitespace(s)
       if !ws.isEmpty { _ = inBodyMode(.chars(ws)) }
       if rest.isEmpty { return nil }
       error("unexpected-characters-after-body")
@@ -488,9 +488,9 @@ extension TreeBuilder {
       return nil
     case .doctype: return inBodyMode(token)
     case .chars(let s):
-      let ws = Self.onlyWhitespace(s)
+      let ws = onlyWhitespace(s)
       if !ws.isEmpty { _ = inBodyMode(.chars(ws)) }
-      if ws.utf8.count != s.utf8.count { error("unexpected-characters-after-frameset") }
+      if ws.count != s.count { error("unexpected-characters-after-frameset") }
       return nil
     case .start(let t) where t.code == T.html: return inBodyMode(token)
     case .start(let t) where t.code == T.noframes: return inHeadMode(token)

@@ -46,7 +46,7 @@ extension TreeBuilder {
         copy = NodeID(raw: doc.createElement(code: doc.nameCode(source), namespace: doc.namespace(source),
                                              attributes: Array(doc.attributes(source))))
         for c in doc.children(source).reversed() { pending.append((c, copy)) }
-      case .text: copy = doc.createText(doc.data(source))
+      case .text: copy = NodeID(raw: doc.createText(run: doc.nodes[Int(source.raw)].textRun))
       case .comment: copy = doc.createComment(doc.data(source))
       default: continue
       }

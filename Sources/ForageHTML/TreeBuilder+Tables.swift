@@ -108,17 +108,17 @@ extension TreeBuilder {
   /// https://html.spec.whatwg.org/#parsing-main-intabletext
   func inTableTextMode(_ token: BuilderToken) -> BuilderToken? {
     if case .chars(var s) = token {
-      if charsMayHaveNUL && s.utf8.contains(0) {
+      if charsMayHaveNUL && containsNUL(s) {
         error("unexpected-null-character")
-        s = Self.removingNUL(s)
+        s = removingNUL(s)
       }
       if !s.isEmpty {
-        if !pendingTableTextHasNonWhitespace && !Self.isAllWhitespace(s) { pendingTableTextHasNonWhitespace = true }
+        if !pendingTableTextHasNonWhitespace && !isAllWhitespace(s) { pendingTableTextHasNonWhitespace = true }
         pendingTableText.append(s)
       }
       return nil
     }
-    let text = pendingTableText.joined()
+    let text = concatenated(pendingTableText)
     pendingTableText.removeAll()
     if pendingTableTextHasNonWhitespace {
       _ = inTableAnythingElse(.chars(text))
@@ -166,7 +166,7 @@ extension TreeBuilder {
   func inColumnGroupMode(_ token: BuilderToken) -> BuilderToken? {
     switch token {
     case .chars(let s):
-      let (ws, rest) = Self.splitLeadingWhitespace(s)
+      let (ws, rest) = splitLeadingWhitespace(s)
       insertCharacters(ws)
       if rest.isEmpty { return nil }
       return inColumnGroupAnythingElse(.chars(rest))

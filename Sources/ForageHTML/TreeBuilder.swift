@@ -16,7 +16,8 @@ enum BuilderToken {
   case start(TagToken)
   case end(TagToken)
   case comment(String)
-  case chars(String)
+  /// A run of `Document.textBytes`.
+  case chars(TextRun)
   case eof
 }
 
@@ -75,7 +76,7 @@ final class TreeBuilder {
   /// False when the current character token cannot hold U+0000, which
   /// spares the modes a scan.
   @exclusivity(unchecked) var charsMayHaveNUL = false
-  @exclusivity(unchecked) var pendingTableText: [String] = []
+  @exclusivity(unchecked) var pendingTableText: [TextRun] = []
   @exclusivity(unchecked) var pendingTableTextHasNonWhitespace = false
   /// The context element of fragment parsing.
   @exclusivity(unchecked) var context: OpenElement? = nil
@@ -109,8 +110,8 @@ final class TreeBuilder {
         charsMayHaveNUL = tokenizer.lastCharactersHadNUL
         if ignoreNextLF {
           ignoreNextLF = false
-          if s.utf8.first == 0x0A {
-            let rest = String(s.utf8.dropFirst())!
+          if !s.isEmpty && doc.textBytes[Int(s.start)] == 0x0A {
+            let rest = s.dropFirst(1)
             if !rest.isEmpty { process(.chars(rest)) }
             continue
           }
@@ -429,16 +430,16 @@ final class TreeBuilder {
   }
 
   /// https://html.spec.whatwg.org/#insert-a-character
-  func insertCharacters(_ s: String) {
+  func insertCharacters(_ s: TextRun) {
     guard !s.isEmpty else { return }
     let loc = appropriatePlace()
     if doc.nodes[Int(loc.parent)].kind == .document { return }
     let prev = loc.before >= 0 ? doc.nodes[Int(loc.before)].previousSibling : doc.nodes[Int(loc.parent)].lastChild
     if prev >= 0 && doc.nodes[Int(prev)].kind == .text {
-      doc.appendData(NodeID(raw: prev), s)
+      doc.appendData(prev, run: s)
       return
     }
-    let n = doc.createText(s).raw
+    let n = doc.createText(run: s)
     insert(n, at: loc)
   }
 
@@ -640,25 +641,62 @@ final class TreeBuilder {
   // MARK: Character helpers
 
   /// Splits `s` into its leading run of ASCII whitespace and the rest.
-  static func splitLeadingWhitespace(_ s: String) -> (String, String) {
-    let u = s.utf8
-    var i = u.startIndex
-    while i != u.endIndex, isHTMLWhitespace(u[i]) { i = u.index(after: i) }
-    if i == u.startIndex { return ("", s) }
-    if i == u.endIndex { return (s, "") }
-    return (String(s[..<i]), String(s[i...]))
+  func splitLeadingWhitespace(_ s: TextRun) -> (TextRun, TextRun) {
+    let k = doc.withTextBytes(of: s) { b in
+      var i = 0
+      while i < b.count && isHTMLWhitespace(b[i]) { i += 1 }
+      return Int32(i)
+    }
+    return (s.prefix(k), s.dropFirst(k))
   }
 
-  static func isAllWhitespace(_ s: String) -> Bool {
-    for c in s.utf8 where !isHTMLWhitespace(c) { return false }
-    return true
+  func isAllWhitespace(_ s: TextRun) -> Bool {
+    doc.withTextBytes(of: s) { b in
+      for c in b where !isHTMLWhitespace(c) { return false }
+      return true
+    }
   }
 
-  static func removingNUL(_ s: String) -> String {
-    String(decoding: s.utf8.filter { $0 != 0 }, as: UTF8.self)
+  func containsNUL(_ s: TextRun) -> Bool {
+    doc.withTextBytes(of: s) { $0.contains(0) }
   }
 
-  static func onlyWhitespace(_ s: String) -> String {
-    String(decoding: s.utf8.filter { isHTMLWhitespace($0) }, as: UTF8.self)
+  /// True when `s` has a character other than whitespace and NUL.
+  func hasVisibleCharacter(_ s: TextRun) -> Bool {
+    doc.withTextBytes(of: s) { b in b.contains { $0 != 0 && !isHTMLWhitespace($0) } }
+  }
+
+  /// `s` without its NUL characters (a new run).
+  func removingNUL(_ s: TextRun) -> TextRun {
+    doc.filteredText(s, replacingNUL: nil) { $0 != 0 }
+  }
+
+  /// `s` with each NUL replaced by U+FFFD (a new run).
+  func replacingNUL(_ s: TextRun) -> TextRun {
+    doc.filteredText(s, replacingNUL: [0xEF, 0xBF, 0xBD]) { _ in true }
+  }
+
+  /// The whitespace characters of `s` (a new run).
+  func onlyWhitespace(_ s: TextRun) -> TextRun {
+    doc.filteredText(s, replacingNUL: nil) { isHTMLWhitespace($0) }
+  }
+
+  /// The runs of `runs` one after the other: the same bytes when they are
+  /// adjacent in `textBytes` (the usual case), else a copy.
+  func concatenated(_ runs: [TextRun]) -> TextRun {
+    guard var whole = runs.first else { return .empty }
+    var adjacent = true
+    for r in runs.dropFirst() {
+      if whole.start + whole.count != r.start { adjacent = false; break }
+      whole.count += r.count
+    }
+    if adjacent { return whole }
+    let start = Int32(doc.textBytes.count)
+    var count: Int32 = 0
+    for r in runs {
+      _ = doc.copyText(r)
+      count += r.count
+    }
+    return TextRun(start: start, count: count)
   }
 }

@@ -39,6 +39,19 @@ import Testing
     #expect(fuzzedNodes < 100, "\(fuzzedNodes) nodes")
   }
 
+  /// Text fed to one node between other nodes' text (foster-parented "A"s
+  /// before the table, "B"s in the cells) must not be copied whole on each
+  /// append: the text buffer stays within a small multiple of the input.
+  @Test(.timeLimit(.minutes(1))) func test_alternatingFosterParentedText_staysLinear() throws {
+    let reps = 20_000
+    let html = "<table><tr>" + String(repeating: "A<td>B</td>", count: reps) + "</table>"
+    let doc = Document.parse(html: html)
+    let body = try #require(doc.selectFirst(try Selector("body")))
+    let fostered = try #require(doc.firstChild(body.id))
+    #expect(doc.data(fostered) == String(repeating: "A", count: reps))
+    #expect(doc.textBytes.count < 8 * html.utf8.count, "text buffer: \(doc.textBytes.count) bytes for \(html.utf8.count) of input")
+  }
+
   /// Walks the tree without recursion; returns (nodes, depth of the
   /// last-child chain).
   static func walk(_ doc: Document) -> (Int, Int) {

@@ -366,3 +366,83 @@ import Testing
     }
   }
 }
+
+/// The matcher's shortcuts: selectors resolved once against the known tag
+/// names, `selectFirst` stopping at the first match, `attr` lookups.
+@Suite struct SelectorShortcutTests {
+  static let page = """
+    <!DOCTYPE html><html lang=en><body class=shop>\
+    <my-widget id=w1><x-item id=x1>1</x-item></my-widget>\
+    <div class=product id=d1><h1 class=product-title>A</h1><div class=product id=d2>inner</div></div>\
+    <ul><li id=l1>1</li><li id=l2>2</li><li id=l3>3</li></ul>\
+    <a id=a1 href="/one" DATA-X=y>one</a><a id=a2>none</a><a id=a3 href="">empty</a>\
+    </body></html>
+    """
+
+  @Test func test_selectFirst_isFirstOfSelect() throws {
+    let doc = Document.parse(html: Self.page)
+    for css in ["div.product", "li", "a[href]", "x-item", "my-widget x-item", "ul > li:nth-child(2)", "h1, li", "*"] {
+      let all = try doc.select(css)
+      #expect(try doc.selectFirst(css) == all.first, "\(css)")
+      #expect(!all.isEmpty, "\(css)")
+    }
+    #expect(try doc.selectFirst("table") == nil)
+    #expect(try doc.select("div.product").map { $0.attr("id") } == ["d1", "d2"])
+    let outer = try #require(try doc.selectFirst("#d1"))
+    #expect(try outer.selectFirst(".product")?.attr("id") == "d2")
+    #expect(try outer.select("div").map { $0.attr("id") } == ["d2"])
+  }
+
+  @Test func test_unknownTypeNames_resolvePerDocument() throws {
+    // Names outside the parser's table are interned per document, in
+    // different orders: a compiled selector must find each one's code.
+    let selector = try Selector("x-item")
+    let a = Document.parse(html: "<x-item id=1></x-item>")
+    let b = Document.parse(html: "<y-other></y-other><z-other></z-other><x-item id=2></x-item>")
+    let c = Document.parse(html: "<p>no such element</p>")
+    #expect(a.select(selector).map { $0.attr("id") } == ["1"])
+    #expect(b.select(selector).map { $0.attr("id") } == ["2"])
+    #expect(c.selectFirst(selector) == nil)
+    #expect(try Selector("x-item, li").matches(try #require(try b.selectFirst("x-item"))))
+  }
+
+  @Test func test_siblingPositions_withAndWithoutCache() throws {
+    let doc = Document.parse(html: Self.page)
+    #expect(try doc.select("li:nth-child(odd)").map { $0.attr("id") } == ["l1", "l3"])
+    #expect(try doc.select("li:last-of-type").map { $0.attr("id") } == ["l3"])
+    #expect(try doc.select(":is(li:only-of-type), li:nth-last-child(1)").map { $0.attr("id") } == ["l3"])
+    #expect(try doc.select("ul:has(> li:nth-child(3))").count == 1)
+    #expect(try doc.select("li").count == 3)
+  }
+
+  @Test func test_attr_caseAndNamespaces() throws {
+    let doc = Document.parse(html: Self.page + "<svg viewBox='0 0 1 1'></svg>")
+    let a1 = try #require(try doc.selectFirst("#a1"))
+    #expect(a1.attr("href") == "/one")
+    #expect(a1.attr("HREF") == "/one")
+    #expect(a1.attr("data-x") == "y")
+    #expect(a1.attr("Data-X") == "y")
+    #expect(a1.attr("title") == nil)
+    #expect(try doc.selectFirst("#a3")?.attr("href") == "")
+    #expect(try doc.selectFirst("#a2")?.attr("href") == nil)
+    let svg = try #require(try doc.selectFirst("svg"))
+    #expect(svg.attr("viewBox") == "0 0 1 1")
+    #expect(svg.attr("viewbox") == nil)
+  }
+
+  @Test func test_attributesAddedToHtmlAndBodyLater() throws {
+    // A second <html> or <body> tag adds the attributes the element lacks.
+    let doc = Document.parse(
+      html: "<html lang=en><body class=a><p>x</p><html lang=fr dir=rtl><body class=b id=main data-late=1></body></html>")
+    let html = try #require(doc.documentElement)
+    let body = try #require(doc.body)
+    #expect(html.attr("lang") == "en")
+    #expect(html.attr("dir") == "rtl")
+    #expect(body.attr("class") == "a")
+    #expect(body.attr("id") == "main")
+    #expect(body.attr("data-late") == "1")
+    #expect(try doc.selectFirst("body#main[data-late]") == body)
+    #expect(try doc.selectFirst("html[dir=rtl]") == html)
+    #expect(try doc.selectFirst("p")?.text == "x")
+  }
+}
