@@ -310,21 +310,7 @@ extension Document {
 
   /// Creates a detached element from an interned name code.
   func createElement(code: Int32, namespace: Namespace, attributes: [Attribute]) -> Int32 {
-    var r = NodeRecord(kind: .element)
-    r.namespace = namespace
-    r.name = code
-    if !attributes.isEmpty {
-      r.attributeStart = Int32(self.attributes.count)
-      r.attributeCount = Int32(attributes.count)
-      self.attributes.append(contentsOf: attributes)
-    }
-    let n = Int32(nodes.count)
-    nodes.append(r)
-    if namespace == .html && code == T.template {
-      nodes[Int(n)].payload = Int32(nodes.count)
-      nodes.append(NodeRecord(kind: .documentFragment))
-    }
-    return n
+    createElement(code: code, namespace: namespace, attributes: appendAttributes(attributes))
   }
 
   /// Creates a detached text node.
