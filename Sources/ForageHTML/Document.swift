@@ -63,6 +63,14 @@ public final class Document {
   /// parenting: `<table><tr>A<td>B</td>A<td>B</td>…`) would be copied
   /// whole on every append, quadratic in time and in memory.
   @exclusivity(unchecked) var textRoom: [Int32: Int32] = [:]
+  /// The same for elements whose attributes had to move to grow (a later
+  /// `<html>` or `<body>` tag adds the attributes they lack): the end of
+  /// the spare room after each one's range.
+  @exclusivity(unchecked) var attributeRoom: [Int32: Int32] = [:]
+  /// The attribute names of elements that gained attributes, so that each
+  /// later tag's attributes are checked in constant time, not against the
+  /// whole list (`<html a1><html a2>…` would be quadratic).
+  @exclusivity(unchecked) var attributeNames: [Int32: Set<AttributeKey>] = [:]
   /// Attribute storage. Elements reference ranges of it (`attributeStart`,
   /// `attributeCount`); the parser writes a tag's attributes here once and
   /// its element, and any element made again from the same token, share
@@ -390,21 +398,40 @@ extension Document {
   /// Adds attributes to element `n` (those it does not have yet are added;
   /// existing names are kept, as the tree builder's "add the attribute if
   /// missing" steps require).
+  ///
+  /// Linear however often it is called: names are looked up in a set kept
+  /// per element, and an element's attributes grow in place at the end of
+  /// `attributes`, or into room left by an earlier move, or move once with
+  /// as much room again. Ranges other elements or tokens share are never
+  /// written.
   public func addMissingAttributes(_ n: NodeID, _ extra: [Attribute]) {
-    var current = Array(attributes(n))
-    var changed = false
-    for a in extra where !current.contains(where: { $0.name == a.name && $0.namespace == a.namespace }) {
-      current.append(a)
-      changed = true
+    guard !extra.isEmpty else { return }
+    let i = Int(n.raw)
+    if attributeNames[n.raw] == nil { attributeNames[n.raw] = Set(attributes(n).map(AttributeKey.init)) }
+    var added: [Attribute] = []
+    // Inserted in place (a copy taken out of the dictionary would be copied again).
+    for a in extra where attributeNames[n.raw]!.insert(AttributeKey(a)).inserted { added.append(a) }
+    guard !added.isEmpty else { return }
+    let start = Int(nodes[i].attributeStart)
+    let count = Int(nodes[i].attributeCount)
+    let end = start + count
+    if count == 0 || end == attributes.count {
+      // Nothing to keep, or the range ends the array: append in place.
+      if count == 0 { nodes[i].attributeStart = Int32(attributes.count) }
+      attributes.append(contentsOf: added)
+    } else if let room = attributeRoom[n.raw], end + added.count <= Int(room) {
+      // The room is past every other range: writing it changes no one's attributes.
+      for (k, a) in added.enumerated() { attributes[end + k] = a }
+    } else {
+      let kept = Array(attributes[start..<end])
+      let total = count + added.count
+      nodes[i].attributeStart = Int32(attributes.count)
+      attributes.append(contentsOf: kept)
+      attributes.append(contentsOf: added)
+      attributes.append(contentsOf: repeatElement(Attribute(name: "", value: ""), count: total))
+      attributeRoom[n.raw] = Int32(attributes.count)
     }
-    guard changed else { return }
-    let r = nodes[Int(n.raw)]
-    if Int(r.attributeStart) + Int(r.attributeCount) == attributes.count {
-      attributes.removeLast(Int(r.attributeCount))
-    }
-    nodes[Int(n.raw)].attributeStart = Int32(attributes.count)
-    nodes[Int(n.raw)].attributeCount = Int32(current.count)
-    attributes.append(contentsOf: current)
+    nodes[i].attributeCount = Int32(count + added.count)
   }
 
   /// Detaches `n` from its parent (no-op when detached).
@@ -453,5 +480,17 @@ extension Document {
     nodes[Int(child.raw)].nextSibling = reference.raw
     nodes[Int(reference.raw)].previousSibling = child.raw
     if prev >= 0 { nodes[Int(prev)].nextSibling = child.raw } else { nodes[Int(parent.raw)].firstChild = child.raw }
+  }
+}
+
+/// An attribute's identity for "add the attribute if missing": its name in
+/// its namespace.
+struct AttributeKey: Hashable {
+  let name: String
+  let namespace: AttributeNamespace
+
+  init(_ a: Attribute) {
+    name = a.name
+    namespace = a.namespace
   }
 }

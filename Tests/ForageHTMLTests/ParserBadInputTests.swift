@@ -52,6 +52,22 @@ import Testing
     #expect(doc.textBytes.count < 8 * html.utf8.count, "text buffer: \(doc.textBytes.count) bytes for \(html.utf8.count) of input")
   }
 
+  /// Every `<html>` tag adds the attributes the root lacks. With other tags'
+  /// attributes in between, the root's list must not be copied whole each
+  /// time: the attribute store stays within a small multiple of the input.
+  @Test(.timeLimit(.minutes(1))) func test_repeatedHtmlTags_addAttributesLinearly() throws {
+    let reps = 20_000
+    var html = "<html id=first>"
+    for i in 0..<reps { html += "<html a\(i)=\(i) id=later><p x>" }
+    let doc = Document.parse(html: html)
+    let root = try #require(doc.documentElement)
+    let attributes = doc.attributes(root.id)
+    #expect(attributes.count == reps + 1)
+    #expect(attributes.first?.name == "id" && attributes.first?.value == "first", "an existing attribute is kept")
+    #expect(attributes.last?.name == "a\(reps - 1)" && attributes.last?.value == "\(reps - 1)")
+    #expect(doc.attributes.count < 8 * (2 * reps + 1), "attribute store: \(doc.attributes.count) entries")
+  }
+
   /// Walks the tree without recursion; returns (nodes, depth of the
   /// last-child chain).
   static func walk(_ doc: Document) -> (Int, Int) {
