@@ -253,19 +253,9 @@ extension SQLiteStore {
   ///
   /// - Throws: `StoreError` when a statement fails.
   public func records(source: String?, afterID: Int64, limit: Int) async throws -> [StoredRecord] {
-    let columns = "id, source, key, url, fields, content_hash, first_seen, last_seen"
-    let select: SQLiteStatement
-    if let source {
-      select = try db.statement(
-        "SELECT \(columns) FROM records WHERE source = ? AND id > ? ORDER BY id LIMIT ?")
-      try select.bind(source, at: 1)
-      try select.bind(afterID, at: 2)
-      try select.bind(limit, at: 3)
-    } else {
-      select = try db.statement("SELECT \(columns) FROM records WHERE id > ? ORDER BY id LIMIT ?")
-      try select.bind(afterID, at: 1)
-      try select.bind(limit, at: 2)
-    }
+    let select = try pageQuery(
+      "id, source, key, url, fields, content_hash, first_seen, last_seen", from: "records",
+      source: source, afterID: afterID, limit: limit)
     return try select.rows {
       StoredRecord(
         id: $0.int64(0), source: $0.string(1), key: $0.string(2), url: $0.string(3),
@@ -279,24 +269,33 @@ extension SQLiteStore {
   ///
   /// - Throws: `StoreError` when a statement fails.
   public func changes(source: String?, afterID: Int64, limit: Int) async throws -> [RecordChange] {
-    let columns = "id, source, key, before, after, at, run"
-    let select: SQLiteStatement
-    if let source {
-      select = try db.statement(
-        "SELECT \(columns) FROM changes WHERE source = ? AND id > ? ORDER BY id LIMIT ?")
-      try select.bind(source, at: 1)
-      try select.bind(afterID, at: 2)
-      try select.bind(limit, at: 3)
-    } else {
-      select = try db.statement("SELECT \(columns) FROM changes WHERE id > ? ORDER BY id LIMIT ?")
-      try select.bind(afterID, at: 1)
-      try select.bind(limit, at: 2)
-    }
+    let select = try pageQuery(
+      "id, source, key, before, after, at, run", from: "changes", source: source, afterID: afterID, limit: limit)
     return try select.rows {
       RecordChange(
         id: $0.int64(0), source: $0.string(1), key: $0.string(2),
         beforeJSON: $0.optionalString(3), afterJSON: $0.string(4), at: Self.date($0.int64(5)),
         run: $0.optionalInt64(6))
     }
+  }
+}
+
+extension SQLiteStore {
+  /// A bound keyset-page query over `table` (records or changes): rows with
+  /// an id above `afterID`, of `source` or of every source when nil, oldest
+  /// first, at most `limit`.
+  fileprivate func pageQuery(
+    _ columns: String, from table: String, source: String?, afterID: Int64, limit: Int
+  ) throws -> SQLiteStatement {
+    let filter = source == nil ? "" : "source = ? AND "
+    let select = try db.statement("SELECT \(columns) FROM \(table) WHERE \(filter)id > ? ORDER BY id LIMIT ?")
+    var index: Int32 = 1
+    if let source {
+      try select.bind(source, at: index)
+      index += 1
+    }
+    try select.bind(afterID, at: index)
+    try select.bind(limit, at: index + 1)
+    return select
   }
 }
