@@ -363,11 +363,9 @@ extension Document {
   }
 
   /// Appends `run` of `textBytes` to text node `n`: in place when the
-  /// node's run ends where `run` starts (the parser's usual case), else into
-  /// the room left after the node's run by an earlier move (see
-  /// `textRoom`), else by moving both to the end of `textBytes` and leaving
-  /// as much room again, so a node's text is moved O(log n) times and the
-  /// buffer stays within a small multiple of the text it holds.
+  /// node's run ends where `run` starts (the parser's usual case), else as
+  /// `grow` says (in place, into the room an earlier move left, or moved
+  /// with as much room again).
   func appendData(_ n: Int32, run: TextRun) {
     guard run.count > 0 else { return }
     let old = nodes[Int(n)].textRun
@@ -376,22 +374,41 @@ extension Document {
       nodes[Int(n)].textRun.count = old.count + run.count
       return
     }
-    if let room = textRoom[n], Int(end) + Int(run.count) <= Int(room) {
-      // The room is past every other run: writing it changes no one's text.
-      var from = Int(run.start)
-      for to in Int(end)..<Int(end) + Int(run.count) {
-        textBytes[to] = textBytes[from]
-        from += 1
-      }
-      nodes[Int(n)].textRun.count = old.count + run.count
-      return
+    let added = Array(textBytes[Int(run.start)..<Int(run.start) + Int(run.count)])
+    let start = Self.grow(&textBytes, start: old.start, count: old.count, by: added, room: &textRoom[n], filler: 0)
+    nodes[Int(n)].textRun = TextRun(start: start, count: old.count + run.count)
+  }
+
+  /// Appends `added` to the range `start ..< start + count` of `storage`
+  /// (text bytes or attributes) and returns the range's new start, writing
+  /// nothing another range may share: in place when the range ends
+  /// `storage` (an empty range starts there), else into the spare room an
+  /// earlier move left after it (`room`, its end), else by moving the range
+  /// to the end with as much room again. A range that keeps growing
+  /// between other ranges is thus moved O(log n) times, and `storage`
+  /// stays within a small multiple of what it holds.
+  static func grow<Element>(
+    _ storage: inout [Element], start: Int32, count: Int32, by added: [Element], room: inout Int32?,
+    filler: Element
+  ) -> Int32 {
+    let start = count == 0 ? Int32(storage.count) : start
+    let end = Int(start) + Int(count)
+    if end == storage.count {
+      storage.append(contentsOf: added)
+      return start
     }
-    let total = Int(old.count) + Int(run.count)
-    let start = copyText(old)
-    _ = copyText(run)
-    textBytes.append(contentsOf: repeatElement(0, count: total))
-    textRoom[n] = Int32(textBytes.count)
-    nodes[Int(n)].textRun = TextRun(start: start, count: Int32(total))
+    if let room, end + added.count <= Int(room) {
+      // The room is past every other range: writing it changes no one's data.
+      storage.replaceSubrange(end..<end + added.count, with: added)
+      return start
+    }
+    let kept = Array(storage[Int(start)..<end])
+    let moved = Int32(storage.count)
+    storage.append(contentsOf: kept)
+    storage.append(contentsOf: added)
+    storage.append(contentsOf: repeatElement(filler, count: kept.count + added.count))
+    room = Int32(storage.count)
+    return moved
   }
 
 
@@ -400,10 +417,8 @@ extension Document {
   /// missing" steps require).
   ///
   /// Linear however often it is called: names are looked up in a set kept
-  /// per element, and an element's attributes grow in place at the end of
-  /// `attributes`, or into room left by an earlier move, or move once with
-  /// as much room again. Ranges other elements or tokens share are never
-  /// written.
+  /// per element, and the element's range grows as `grow` says (ranges
+  /// other elements or tokens share are never written).
   public func addMissingAttributes(_ n: NodeID, _ extra: [Attribute]) {
     guard !extra.isEmpty else { return }
     let i = Int(n.raw)
@@ -412,26 +427,11 @@ extension Document {
     // Inserted in place (a copy taken out of the dictionary would be copied again).
     for a in extra where attributeNames[n.raw]!.insert(AttributeKey(a)).inserted { added.append(a) }
     guard !added.isEmpty else { return }
-    let start = Int(nodes[i].attributeStart)
-    let count = Int(nodes[i].attributeCount)
-    let end = start + count
-    if count == 0 || end == attributes.count {
-      // Nothing to keep, or the range ends the array: append in place.
-      if count == 0 { nodes[i].attributeStart = Int32(attributes.count) }
-      attributes.append(contentsOf: added)
-    } else if let room = attributeRoom[n.raw], end + added.count <= Int(room) {
-      // The room is past every other range: writing it changes no one's attributes.
-      for (k, a) in added.enumerated() { attributes[end + k] = a }
-    } else {
-      let kept = Array(attributes[start..<end])
-      let total = count + added.count
-      nodes[i].attributeStart = Int32(attributes.count)
-      attributes.append(contentsOf: kept)
-      attributes.append(contentsOf: added)
-      attributes.append(contentsOf: repeatElement(Attribute(name: "", value: ""), count: total))
-      attributeRoom[n.raw] = Int32(attributes.count)
-    }
-    nodes[i].attributeCount = Int32(count + added.count)
+    let count = nodes[i].attributeCount
+    nodes[i].attributeStart = Self.grow(
+      &attributes, start: nodes[i].attributeStart, count: count, by: added, room: &attributeRoom[n.raw],
+      filler: Attribute(name: "", value: ""))
+    nodes[i].attributeCount = count + Int32(added.count)
   }
 
   /// Detaches `n` from its parent (no-op when detached).
