@@ -24,7 +24,10 @@ import FoundationNetworking
 ///   the delegate queue. A gzip bomb or an endless body still ends the fetch with
 ///   `bodyTooLarge` at once, but memory grows by what was already queued (hundreds of
 ///   MB for a 1 GiB bomb) and other requests on the same transport wait while that
-///   queue drains. ``CurlTransport`` has neither problem: use it on Linux.
+///   queue drains. Cancelling does not close the connection at once either: an endless
+///   body keeps being read (and dropped) until the server stops sending, which stalls
+///   the transport that long. ``CurlTransport`` has none of these problems: use it on
+///   Linux.
 ///
 ///     let transport = URLSessionTransport()
 ///     let response = try await transport.fetch(Request(url: url))

@@ -27,7 +27,10 @@ extension ServerCore {
       return .close
 
     case .endlessChunked:
-      return endlessChunked(head: head, on: fd)
+      return endlessChunked(head: head, total: nil, on: fd)
+
+    case .chunkedFlood(let total):
+      return endlessChunked(head: head, total: max(0, total), on: fd)
 
     case .brokenChunked:
       let response = TestResponse(headers: [("Content-Type", "text/plain"), ("Transfer-Encoding", "chunked")],
@@ -139,14 +142,18 @@ extension ServerCore {
     return keep
   }
 
-  private func endlessChunked(head: Bool, on fd: Int32) -> ConnectionFate {
+  /// 16 KiB chunks until the client leaves, the server stops, ``Fault/maxDuration``
+  /// passes or (when given) `total` body bytes were sent; never the last chunk.
+  private func endlessChunked(head: Bool, total: Int?, on fd: Int32) -> ConnectionFate {
     let response = TestResponse(headers: [("Content-Type", "text/plain"), ("Transfer-Encoding", "chunked")], body: [])
     guard sendResponse(response, head: true, close: true, on: fd) else { return .abort }
     if head { return .close }
     let chunk = Array("4000\r\n".utf8) + filler(16_384) + Array("\r\n".utf8)
     let deadline = ContinuousClock.now + .seconds(Fault.maxDuration)
-    while ContinuousClock.now < deadline && !isStopped {
+    var sent = 0
+    while ContinuousClock.now < deadline && !isStopped && sent < total ?? .max {
       guard Socket.sendAll(fd, chunk) else { return .abort }
+      sent += 16_384
     }
     return .close
   }

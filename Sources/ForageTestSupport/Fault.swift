@@ -11,6 +11,7 @@ import Foundation
 /// | `/fault/drip?rate=1&total=60` | ``dripBody(bytesPerSecond:total:)`` |
 /// | `/fault/truncated` | ``truncatedBody`` |
 /// | `/fault/endless-chunked` | ``endlessChunked`` |
+/// | `/fault/endless-chunked?stop-after=67108864` | ``chunkedFlood(total:)`` |
 /// | `/fault/broken-chunked` | ``brokenChunked`` |
 /// | `/fault/gzip-bomb?size=1073741824` | ``gzipBomb(decodedSize:)`` |
 /// | `/fault/redirect-loop` | ``redirectLoop`` |
@@ -46,6 +47,11 @@ public enum Fault: Sendable {
   /// `Transfer-Encoding: chunked` with 16 KiB chunks sent as fast as the client reads,
   /// never the last chunk. Exercises body size limits.
   case endlessChunked
+
+  /// Like ``endlessChunked``, but the server stops (and closes, still without the last
+  /// chunk) once `total` bytes of body were sent: a flood that ends by itself even when
+  /// a client keeps reading after it gave up.
+  case chunkedFlood(total: Int)
 
   /// A chunked body whose second chunk size is not hexadecimal (`zz`), then a close.
   /// https://www.rfc-editor.org/rfc/rfc9112#name-chunked-transfer-coding
@@ -120,7 +126,8 @@ public enum Fault: Sendable {
     ("/fault/drip", "drips ?total= (60) bytes at ?rate= (1) bytes/s",
      { .dripBody(bytesPerSecond: $0.int("rate") ?? 1, total: $0.int("total") ?? 60) }),
     ("/fault/truncated", "Content-Length 10000, sends 1000 bytes, closes", { _ in .truncatedBody }),
-    ("/fault/endless-chunked", "chunked body that never ends", { _ in .endlessChunked }),
+    ("/fault/endless-chunked", "chunked body that never ends (or stops after ?stop-after= bytes)",
+     { $0.int("stop-after").map { .chunkedFlood(total: $0) } ?? .endlessChunked }),
     ("/fault/broken-chunked", "chunked body with an invalid chunk size", { _ in .brokenChunked }),
     ("/fault/gzip-bomb", "gzip of ?size= (1 GiB) zero bytes, about size/1032 on the wire",
      { .gzipBomb(decodedSize: $0.int("size") ?? (1 << 30)) }),

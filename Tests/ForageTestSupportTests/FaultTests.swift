@@ -110,6 +110,20 @@ import Testing
     #expect(eventually { openConnections(server) == 0 })
   }
 
+  @Test func test_endlessChunked_withStopAfter_closesAfterThatMuchBody_withoutTheLastChunk() throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let client = try RawClient(port: server.port)
+    client.request("/fault/endless-chunked?stop-after=100000")
+    let head = try #require(client.readHead())
+    #expect(head.header("transfer-encoding") == "chunked")
+    let body = client.readToEnd()
+    // 16 KiB chunks until at least 100,000 body bytes: seven chunks, each framed.
+    let chunk = Array("4000\r\n".utf8).count + 16_384 + 2
+    #expect(body.count == 7 * chunk)
+    #expect(!String(decoding: body, as: UTF8.self).contains("\r\n0\r\n"))
+  }
+
   @Test func test_brokenChunked_hasAnInvalidChunkSize() throws {
     let server = try TestServer()
     defer { server.stop() }
