@@ -92,7 +92,17 @@ final class SQLiteConnection {
   ///
   /// - SeeAlso: <https://www.sqlite.org/lang_transaction.html>
   func transaction<T>(_ body: () throws -> T) throws -> T {
-    try statement("BEGIN IMMEDIATE").execute()
+    try transaction("BEGIN IMMEDIATE", body)
+  }
+
+  /// Runs the reads of `body` in one deferred transaction: one snapshot and
+  /// one set of WAL read locks for all of them, instead of one per statement.
+  func readTransaction<T>(_ body: () throws -> T) throws -> T {
+    try transaction("BEGIN", body)
+  }
+
+  private func transaction<T>(_ begin: String, _ body: () throws -> T) throws -> T {
+    try statement(begin).execute()
     let result: T
     do {
       result = try body()

@@ -216,6 +216,24 @@ extension SQLiteStore {
   ///
   /// - Throws: `StoreError` when a statement fails.
   public func page(fingerprint: UInt64) async throws -> PageRecord? {
+    try storedPage(fingerprint)
+  }
+
+  /// The stored pages among `fingerprints`, keyed by fingerprint (one actor
+  /// call and one read transaction for a whole claimed batch).
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func pages(fingerprints: [UInt64]) async throws -> [UInt64: PageRecord] {
+    try db.readTransaction {
+      var found: [UInt64: PageRecord] = [:]
+      for f in fingerprints where found[f] == nil {
+        if let page = try storedPage(f) { found[f] = page }
+      }
+      return found
+    }
+  }
+
+  private func storedPage(_ fingerprint: UInt64) throws -> PageRecord? {
     let select = try db.statement(
       """
       SELECT url, status, etag, last_modified, content_hash, fetched_at, links
@@ -230,18 +248,6 @@ extension SQLiteStore {
         contentHash: $0.optionalUInt64(4), fetchedAt: Self.date($0.int64(5)),
         links: LinkList.decode($0.string(6), pageURL: url))
     }
-  }
-
-  /// The stored pages among `fingerprints`, keyed by fingerprint (one actor
-  /// call for a whole claimed batch).
-  ///
-  /// - Throws: `StoreError` when a statement fails.
-  public func pages(fingerprints: [UInt64]) async throws -> [UInt64: PageRecord] {
-    var found: [UInt64: PageRecord] = [:]
-    for f in fingerprints where found[f] == nil {
-      if let page = try await page(fingerprint: f) { found[f] = page }
-    }
-    return found
   }
 
   /// Up to `limit` records with an id above `afterID`, in insertion order,
