@@ -80,7 +80,7 @@ extension Migrator {
   /// | `sources` | source names seen (created by `openCrawl`) | `name` |
   /// | `crawls` | one pass over a source; `frontier_size` counts its frontier rows | `id`; `(source, completed_at)` |
   /// | `frontier` | URL, fingerprint, depth, state, attempts, lease | `id`; UNIQUE `(crawl, fingerprint)`; claim order `(crawl, state, depth, id)`; claimed by owner |
-  /// | `pages` | last fetch of a URL; `links` one per line (see `LinkList`) | `fingerprint` |
+  /// | `pages` | last fetch of a URL; `links` one per line (see `LinkList`) | `id`; UNIQUE `fingerprint` |
   /// | `records` | extracted records, fields as JSON text | `id`; UNIQUE `(source, key)`; `(source, id)` |
   /// | `changes` | new and changed records, before and after | `id`; `(source, id)` |
   /// | `runs` | task runs; `sources` and `summary` as JSON | `id` |
@@ -164,6 +164,28 @@ extension Migrator {
         finished_at INTEGER,
         summary TEXT
       ) STRICT;
+      """))
+    // Pages were keyed by their fingerprint, a random 64-bit number, so each
+    // commit wrote its pages' wide rows into random leaves of the whole table
+    // (most of a crawl's WAL traffic). Keyed by insertion order, new rows go
+    // to the last leaves and only the narrow fingerprint index is scattered.
+    migrator.register(Migration("v2-pages-in-insertion-order", sql: """
+      CREATE TABLE pages_v2 (
+        id INTEGER PRIMARY KEY,
+        fingerprint INTEGER NOT NULL UNIQUE,
+        url TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        etag TEXT,
+        last_modified TEXT,
+        content_hash INTEGER,
+        fetched_at INTEGER NOT NULL,
+        links TEXT NOT NULL DEFAULT ''
+      ) STRICT;
+      INSERT INTO pages_v2 (fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links)
+        SELECT fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links
+        FROM pages ORDER BY fetched_at, fingerprint;
+      DROP TABLE pages;
+      ALTER TABLE pages_v2 RENAME TO pages;
       """))
     return migrator
   }
