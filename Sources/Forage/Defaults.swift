@@ -21,7 +21,7 @@ public enum Defaults {
   public static let maxAttempts = 3
   /// Pages gathered for one store transaction (fewer when nothing else is
   /// in flight; more when they finish while a commit runs).
-  public static let commitBatch = 64
+  public static let commitBatch = 256
   /// A page waits at most about this long to be committed.
   public static let commitInterval: Duration = .milliseconds(250)
   /// Query parameters dropped from URLs for deduplication.
