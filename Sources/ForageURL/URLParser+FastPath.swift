@@ -84,8 +84,10 @@ enum FastPath {
     if i > labelStart { lastLabel = (labelStart, i) }
     guard i > hostStart else { return nil }
     let (ls, le) = lastLabel
-    if le > ls {
-      if isASCIIDigit(b[ls]) { return nil }  // maybe a number: full parser decides
+    if le > ls, isASCIIDigit(b[ls]) {
+      // Maybe a number: only an IPv4 address already in its serialized form
+      // stays here, the rest takes the full parser.
+      guard isSerializedIPv4(UnsafeBufferPointer(rebasing: b[hostStart..<i])) else { return nil }
     }
     let at32 = Int32(hostStart)
     (l.usernameStart, l.usernameEnd, l.passwordStart, l.passwordEnd) = (at32, at32, at32, at32)
@@ -106,6 +108,28 @@ enum FastPath {
     guard i < b.count, b[i] == 0x2F else { return nil }
     guard scanPathQueryFragment(b, from: i, into: &l) else { return nil }
     return WebURL(href: string, layout: l)
+  }
+
+  /// True for four dot-separated decimal numbers of at most 255 without
+  /// leading zeros ("127.0.0.1"): the IPv4 parser would serialize such a
+  /// host to itself.
+  ///
+  /// - SeeAlso: <https://url.spec.whatwg.org/#concept-ipv4-serializer>
+  static func isSerializedIPv4(_ host: UnsafeBufferPointer<UInt8>) -> Bool {
+    var parts = 0, value = 0, digits = 0
+    for c in host {
+      if c == 0x2E {
+        guard digits > 0 else { return false }
+        parts += 1
+        (value, digits) = (0, 0)
+      } else {
+        guard isASCIIDigit(c), !(digits == 1 && value == 0) else { return false }
+        value = value * 10 + Int(c - 0x30)
+        digits += 1
+        guard value <= 255 else { return false }
+      }
+    }
+    return parts == 3 && digits > 0
   }
 
   /// Scans path (starting at its "/"), query and fragment; fills their

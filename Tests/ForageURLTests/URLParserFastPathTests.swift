@@ -24,6 +24,10 @@ struct URLParserFastPathTests {
     let base = WebURL("https://www.example.com/category/shoes/index.html?x=1#f")!
     #expect(agree("https://www.example.com/products/item-12345?ref=home&utm_source=news", base: nil))
     #expect(agree("http://example.com:8080/a/b?c#d", base: nil))
+    #expect(agree("http://127.0.0.1:8080/product/1.html", base: nil))
+    #expect(agree("http://1.2.3.4/", base: nil))
+    #expect(agree("http://0.0.0.0/", base: nil))
+    #expect(agree("http://255.255.255.255/x", base: nil))
     #expect(agree("/products/item?ref=home", base: base))
     #expect(agree("item-99.html", base: base))
     #expect(agree("a/b/c.html?q#z", base: base))
@@ -46,7 +50,9 @@ struct URLParserFastPathTests {
   @Test func test_fastPath_leavesTrickyURLsToTheFullParser() {
     let base = WebURL("https://h/a/b")!
     for input in [
-      "HTTP://h/", "http://H/", "http://h", "http://h:80/", "http://h:0080/", "http://1.2.3.4/",
+      "HTTP://h/", "http://H/", "http://h", "http://h:80/", "http://h:0080/", "http://01.2.3.4/", "http://1.2.3.04/",
+      "http://1.2.3.256/", "http://1.2.3/", "http://1.2.3.4.5/", "http://1.2.3.4./", "http://1..2.3/",
+      "http://a.1.2.3/", "http://1.2.3.4x/",
       "http://0x7f.1/", "http://xn--bcher-kva.de/", "http://u@h/", "http://h/a/../b",
       "http://h/%2e/b", "http://h/a b", "http://h/\\x", " http://h/", "http://h/é",
       "file:///x", "http:x",
