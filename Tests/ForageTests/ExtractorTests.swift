@@ -132,6 +132,24 @@ func extract(_ html: String, _ source: Source, url: String = "https://shop.examp
     }
   }
 
+  @Test func test_namesOtherScheme_onlyWhereTheParserWouldGiveAnotherScheme() throws {
+    for other in ["mailto:a@b.example", "javascript:void(0)", "JavaScript:x", "tel:+331", "data:,x", " ftp://h/",
+                  "httpx:y", "a+b-c.d:e"] {
+      #expect(CrawlLink.namesOtherScheme(other), "\(other)")
+    }
+    for maybe in ["http://h/", "HTTPS://h/", "https:x", "/a:b", "a/b:c", "?x:y", "#m:n", "", ":x", "1a:b",
+                  "java\tscript:x", "\tmailto:x", "mailto", "a b:c", "é:x"] {
+      #expect(!CrawlLink.namesOtherScheme(maybe), "\(maybe.debugDescription)")
+    }
+    // Whatever it skips, the full parser resolves to a scheme that is not followed.
+    let base = try #require(WebURL("https://shop.example/a/b.html"))
+    for href in ["mailto:x", "javascript:alert(1)", "Tel:1", "ws://h/", "file:///etc", "blob:https://h/x", "HTTP:x"] {
+      let skipped = CrawlLink.namesOtherScheme(href)
+      let scheme = base.resolving(href)?.scheme
+      #expect(skipped == (scheme != "http" && scheme != "https"), "\(href)")
+    }
+  }
+
   @Test func test_linkMemo_keysOnlyOriginDependentHrefs() throws {
     #expect(LinkMemo.key("/a/b", origin: 3) == LinkMemo.Key(origin: 3, href: "/a/b"))
     #expect(LinkMemo.key("https://x/y", origin: 3) == LinkMemo.Key(origin: 0, href: "https://x/y"))

@@ -21,6 +21,33 @@ struct CrawlLink: Sendable {
     fingerprint = source.canonicalizer.fingerprint(canonical)
     allowed = source.admits(url)
   }
+
+  /// True when `href` starts with a scheme other than http or https
+  /// (`mailto:`, `javascript:`, `tel:`): it resolves to that scheme, so it
+  /// is no link to follow and need not be parsed. False when in doubt (no
+  /// scheme, or bytes the URL parser would strip first, such as a tab).
+  ///
+  /// - SeeAlso: <https://url.spec.whatwg.org/#scheme-start-state>
+  static func namesOtherScheme(_ href: String) -> Bool {
+    var u = href.utf8[...]
+    while let c = u.first, c <= 0x20, c != 0x09, c != 0x0A, c != 0x0D { u = u.dropFirst() }
+    guard let first = u.first, (first | 0x20) >= 0x61, (first | 0x20) <= 0x7A else { return false }
+    var length = 0
+    for c in u {
+      if c == UInt8(ascii: ":") { break }
+      let lower = c | 0x20
+      let alpha = lower >= 0x61 && lower <= 0x7A
+      guard alpha || (c >= 0x30 && c <= 0x39) || c == 0x2B || c == 0x2D || c == 0x2E else { return false }
+      length += 1
+    }
+    guard length < u.count else { return false }  // no ":"
+    let scheme = u.prefix(length)
+    func isScheme(_ name: StaticString) -> Bool {
+      length == name.utf8CodeUnitCount
+        && zip(scheme, UnsafeBufferPointer(start: name.utf8Start, count: length)).allSatisfy { $0 | 0x20 == $1 }
+    }
+    return !isScheme("http") && !isScheme("https")
+  }
 }
 
 /// The links a crawl already resolved, shared by the tasks of one source.

@@ -80,7 +80,7 @@ enum Extractor {
       // canonical form drops (a fragment, utm_ parameters) count once.
       var seen = Set<UInt64>(minimumCapacity: elements.count)
       for e in elements {
-        guard let href = e.attr("href") ?? e.attr("src") else { continue }
+        guard let href = e.attr("href") ?? e.attr("src"), !CrawlLink.namesOtherScheme(href) else { continue }
         let key = origin.flatMap { LinkMemo.key(href, origin: $0) }
         let link: CrawlLink?
         if let key, let known = s.linkMemo.lookup(key) {
