@@ -62,7 +62,9 @@ public actor Fetcher {
   private let environment: [String: String]
   private let cookies = CookieJar()
 
-  private var slots: [String: HostSlot] = [:]
+  /// Per-host politeness, boxed so that updating a slot is one lookup and
+  /// no copy (a dictionary's in-place update of a value allocates).
+  private var slots: [String: SlotBox] = [:]
   private var globalActive = 0
   /// Suspended acquirers per key, each with the timer that ends its wait at
   /// the deadline (cancelled when it is woken earlier, so no timer outlives
@@ -180,7 +182,7 @@ public actor Fetcher {
         }
         if let rules, !rules.isAllowed(current) { return .disallowed(current) }
         if let crawlDelay = rules?.crawlDelay, let key = Self.key(current) {
-          slots[key, default: Self.slot(settings)].raiseMinDelay(to: crawlDelay)
+          slotBox(key, settings).slot.raiseMinDelay(to: crawlDelay)
         }
       }
       let outcome = await fetchWithRetries(
@@ -324,6 +326,20 @@ public actor Fetcher {
     return url.origin
   }
 
+  /// A host's slot, created with `settings` on first use.
+  private func slotBox(_ key: String, _ settings: FetchSettings) -> SlotBox {
+    if let box = slots[key] { return box }
+    let box = SlotBox(Self.slot(settings))
+    slots[key] = box
+    return box
+  }
+
+  /// A ``HostSlot`` by reference; only touched on the fetcher's actor.
+  private final class SlotBox {
+    var slot: HostSlot
+    init(_ slot: HostSlot) { self.slot = slot }
+  }
+
   private static func slot(_ settings: FetchSettings) -> HostSlot {
     HostSlot(
       concurrency: settings.perHostConcurrency, minDelay: settings.perHostDelay,
@@ -337,25 +353,24 @@ public actor Fetcher {
       if Task.isCancelled { return .cancelled }
       let now = clock.now
       if let deadline, now >= deadline { return .deferred("the deadline passed while waiting for \(key)") }
-      var slot = slots[key] ?? Self.slot(settings)
-      slot.concurrency = max(1, settings.perHostConcurrency)
-      slot.adaptive = settings.adaptiveDelay
+      let box = slotBox(key, settings)
+      box.slot.concurrency = max(1, settings.perHostConcurrency)
+      box.slot.adaptive = settings.adaptiveDelay
       // AutoThrottle aims at this many requests in flight: as many as the host allows.
-      slot.targetConcurrency = Double(slot.concurrency)
+      box.slot.targetConcurrency = Double(box.slot.concurrency)
       // Sources sharing a host get the politest delay any of them asked for.
-      slot.raiseMinDelay(to: settings.perHostDelay)
-      slots[key] = slot
-      switch slot.admission(now: now) {
+      box.slot.raiseMinDelay(to: settings.perHostDelay)
+      switch box.slot.admission(now: now) {
       case .start:
         if globalActive >= self.settings.concurrency {
           await wait(on: Self.globalKey, until: deadline)
           continue
         }
-        if let deadline, let expected = slot.expectedLatency, now + expected > deadline {
+        if let deadline, let expected = box.slot.expectedLatency, now + expected > deadline {
           return .deferred(
             "\(key) takes about \(formatDuration(expected)), more than the time left before the deadline")
         }
-        slots[key]?.started(now: now)
+        box.slot.started(now: now)
         globalActive += 1
         return .acquired
       case .wait(let until):
@@ -377,7 +392,7 @@ public actor Fetcher {
   }
 
   private func release(_ key: String, elapsed: Duration, outcome: HostSlot.Outcome) {
-    slots[key]?.finished(now: clock.now, elapsed: elapsed, outcome: outcome)
+    if let box = slots[key] { box.slot.finished(now: clock.now, elapsed: elapsed, outcome: outcome) }
     globalActive -= 1
     wakeOne(key)
     wakeOne(Self.globalKey)
