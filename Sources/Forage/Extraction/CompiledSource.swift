@@ -3,8 +3,8 @@ import ForageHTML
 import ForageURL
 
 /// A source with its selectors and patterns compiled once per job, shared
-/// by the tasks that fetch and extract its pages.
-struct CompiledSource: Sendable {
+/// by reference by the tasks that fetch and extract its pages.
+final class CompiledSource: Sendable {
   struct CompiledField: Sendable {
     var name: String
     var rule: FieldRule

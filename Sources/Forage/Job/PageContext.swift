@@ -25,13 +25,22 @@ struct ProcessedPage: Sendable {
   }
 }
 
-/// Everything a child task needs to fetch and process a page of one source.
-struct PageContext: Sendable {
+/// Everything a child task needs to fetch and process a page of one source
+/// (a class: each page's task shares it by one reference).
+final class PageContext: Sendable {
   let source: CompiledSource
   let settings: FetchSettings
   let fetcher: Fetcher
   let run: Int64
   let deadline: ContinuousClock.Instant
+
+  init(source: CompiledSource, settings: FetchSettings, fetcher: Fetcher, run: Int64, deadline: ContinuousClock.Instant) {
+    self.source = source
+    self.settings = settings
+    self.fetcher = fetcher
+    self.run = run
+    self.deadline = deadline
+  }
 
   var crawlScope: CrawlScope? { source.source.crawl }
 
