@@ -48,3 +48,30 @@ import ForageStore
     #expect(rows.count == 5 && rows[4].isEmpty)
   }
 }
+
+/// The hand-written ISO 8601 dates agree with Foundation's formatter.
+@Suite struct ISODateTests {
+  @Test func test_string_agreesWithISO8601DateFormatter_overCenturies() {
+    let withMS = ISO8601DateFormatter()
+    withMS.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    let plain = ISO8601DateFormatter()
+    plain.formatOptions = [.withInternetDateTime]
+    let day = ISO8601DateFormatter()
+    day.formatOptions = [.withFullDate]
+    // Millisecond instants as the store keeps them, from 1900 to 2200,
+    // with the leap days of 2000 and 2100 (not a leap year) and epoch edges.
+    var instants: [Int64] = [0, -1, 1, 86_399_999, 86_400_000, -86_400_000, 951_782_400_000, 951_868_799_999,
+                             4_107_542_400_000, 4_107_628_800_000, -2_208_988_800_000, 7_258_118_399_999]
+    var x: UInt64 = 0x9E37_79B9_7F4A_7C15
+    for _ in 0..<2_000 {
+      x = x &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      instants.append(-2_208_988_800_000 + Int64(x >> 24) % 9_467_280_000_000)
+    }
+    for ms in instants {
+      let d = Date(timeIntervalSince1970: Double(ms) / 1000)
+      #expect(ISODate.string(d, milliseconds: true) == withMS.string(from: d), "\(ms)")
+      #expect(ISODate.string(d) == plain.string(from: d), "\(ms)")
+      #expect(ISODate.dateOnly(d) == day.string(from: d), "\(ms)")
+    }
+  }
+}

@@ -84,9 +84,5 @@ public struct Exporter: Sendable {
     return "\"" + s.replacingOccurrences("\"", with: "\"\"") + "\""
   }
 
-  static func iso(_ d: Date) -> String {
-    let f = ISO8601DateFormatter()
-    f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    return f.string(from: d)
-  }
+  static func iso(_ d: Date) -> String { ISODate.string(d, milliseconds: true) }
 }

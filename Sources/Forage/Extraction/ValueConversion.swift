@@ -117,15 +117,7 @@ enum ValueConversion {
     return nil
   }
 
-  static func format(_ d: Date) -> String {
-    let iso = ISO8601DateFormatter()
-    iso.formatOptions = [.withInternetDateTime]
-    return iso.string(from: d)
-  }
+  static func format(_ d: Date) -> String { ISODate.string(d) }
 
-  static func dateOnly(_ d: Date) -> String {
-    let iso = ISO8601DateFormatter()
-    iso.formatOptions = [.withFullDate]
-    return iso.string(from: d)
-  }
+  static func dateOnly(_ d: Date) -> String { ISODate.dateOnly(d) }
 }
