@@ -102,22 +102,55 @@ enum ValueConversion {
     if t.count == 10, t.utf8.enumerated().allSatisfy({ i, b in (i == 4 || i == 7) ? b == UInt8(ascii: "-") : (b >= 0x30 && b <= 0x39) }) {
       return t
     }
-    let iso = ISO8601DateFormatter()
-    for options: ISO8601DateFormatter.Options in [[.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds]] {
-      iso.formatOptions = options
-      if let d = iso.date(from: t) { return format(d) }
-    }
-    let f = DateFormatter()
-    f.locale = Locale(identifier: "en_US_POSIX")
-    f.timeZone = TimeZone(identifier: "UTC")
-    for pattern in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEE, d MMM yyyy HH:mm:ss Z", "d MMM yyyy HH:mm:ss Z", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd'T'HH:mm:ss", "MMMM d, yyyy", "MMM d, yyyy"] {
-      f.dateFormat = pattern
-      if let d = f.date(from: t) { return pattern.contains("HH") ? format(d) : dateOnly(d) }
-    }
-    return nil
+    return DateParsers.shared.date(from: t).map { d, hasTime in hasTime ? format(d) : dateOnly(d) }
   }
 
   static func format(_ d: Date) -> String { ISODate.string(d) }
 
   static func dateOnly(_ d: Date) -> String { ISODate.dateOnly(d) }
+}
+
+/// The formatters `ValueConversion.date` tries, made once: creating them
+/// costs far more than parsing with them.
+///
+/// `@unchecked Sendable` is safe: the formatters are only used under `lock`
+/// (ICU's parsers keep state while they parse).
+private final class DateParsers: @unchecked Sendable {
+  static let shared = DateParsers()
+
+  private let lock = NSLock()
+  private let iso: [ISO8601DateFormatter]
+  /// Patterns of HTTP, RFC 2822 and common page dates; true when the pattern has a time.
+  private let patterns: [(DateFormatter, Bool)]
+
+  private init() {
+    iso = [[.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds]].map { (options: ISO8601DateFormatter.Options) in
+      let f = ISO8601DateFormatter()
+      f.formatOptions = options
+      return f
+    }
+    patterns = [
+      "EEE, dd MMM yyyy HH:mm:ss zzz", "EEE, d MMM yyyy HH:mm:ss Z", "d MMM yyyy HH:mm:ss Z", "yyyy-MM-dd HH:mm:ss",
+      "yyyy-MM-dd'T'HH:mm:ss", "MMMM d, yyyy", "MMM d, yyyy",
+    ].map { pattern in
+      let f = DateFormatter()
+      f.locale = Locale(identifier: "en_US_POSIX")
+      f.timeZone = TimeZone(identifier: "UTC")
+      f.dateFormat = pattern
+      return (f, pattern.contains("HH"))
+    }
+  }
+
+  /// The first reading of `text` that parses, and whether it had a time of day.
+  func date(from text: String) -> (Date, Bool)? {
+    lock.lock()
+    defer { lock.unlock() }
+    for f in iso {
+      if let d = f.date(from: text) { return (d, true) }
+    }
+    for (f, hasTime) in patterns {
+      if let d = f.date(from: text) { return (d, hasTime) }
+    }
+    return nil
+  }
 }
