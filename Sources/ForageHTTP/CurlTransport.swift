@@ -61,7 +61,7 @@ public final class CurlTransport: Transport {
   ///   `cancelled` or `transport`.
   public func fetch(_ request: Request) async throws -> Response {
     let host = request.url.host
-    guard request.url.scheme == "http" || request.url.scheme == "https", host != nil else {
+    guard request.url.isHTTP, host != nil else {
       throw FetchError(.invalidURL, host: host, "only http and https URLs with a host can be fetched")
     }
     if Task.isCancelled { throw FetchError.cancelled(host: host) }

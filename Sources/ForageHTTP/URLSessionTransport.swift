@@ -62,7 +62,7 @@ public final class URLSessionTransport: Transport {
   /// - Throws: ``FetchError`` (see ``CurlTransport/fetch(_:)`` for the kinds).
   public func fetch(_ request: Request) async throws -> Response {
     let host = request.url.host
-    guard request.url.scheme == "http" || request.url.scheme == "https", host != nil,
+    guard request.url.isHTTP, host != nil,
       let url = URL(string: request.url.removingFragment.href)
     else {
       throw FetchError(.invalidURL, host: host, "only http and https URLs with a host can be fetched")

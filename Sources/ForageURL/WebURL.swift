@@ -53,6 +53,14 @@ public struct WebURL: Sendable {
   /// The scheme, lower-cased, without the colon ("https").
   public var scheme: String { slice(0, layout.schemeEnd) }
 
+  /// True for `http:` and `https:` URLs, the ones a crawler fetches (such a
+  /// URL always has a host). Reads the serialized scheme in place.
+  public var isHTTP: Bool {
+    let end = Int(layout.schemeEnd)
+    guard end == 4 || end == 5 else { return false }
+    return href.utf8.starts(with: "http".utf8) && (end == 4 || href.utf8.dropFirst(4).first == UInt8(ascii: "s"))
+  }
+
   /// The username, percent-encoded; empty when absent.
   public var username: String { slice(layout.usernameStart, layout.usernameEnd) }
 
@@ -111,7 +119,7 @@ public struct WebURL: Sendable {
       if let port { out += ":" + String(port) }
       return out
     case "blob":
-      guard let inner = WebURL(path), inner.scheme == "http" || inner.scheme == "https"
+      guard let inner = WebURL(path), inner.isHTTP
       else { return "null" }
       return inner.origin
     default:

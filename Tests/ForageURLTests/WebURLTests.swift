@@ -22,6 +22,16 @@ struct WebURLTests {
     #expect(url.description == url.href)
   }
 
+  @Test func test_isHTTP_onlyForHTTPAndHTTPS() throws {
+    for yes in ["http://a/", "https://a/", "HTTPS://A/x", "http://127.0.0.1:8080/"] {
+      #expect(try #require(WebURL(yes)).isHTTP, "\(yes)")
+    }
+    for no in ["httpx://a/", "htt://a/", "ws://a/", "wss://a/", "file:///x", "mailto:a@b", "https+x://a/", "shttp://a/",
+               "data:,http"] {
+      #expect(try #require(WebURL(no)).isHTTP == false, "\(no)")
+    }
+  }
+
   @Test func test_defaultPort_isDroppedAndEffectivePortFillsIn() throws {
     let url = try WebURL(parsing: "http://example.com:80/")
     #expect(url.href == "http://example.com/")

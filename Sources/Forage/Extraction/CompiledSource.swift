@@ -60,7 +60,7 @@ extension CompiledSource {
   /// with a host that `sameHost`/`allowedDomains` allow and that matches
   /// `include` (when given) and no `exclude` pattern.
   func admits(_ url: WebURL) -> Bool {
-    guard url.scheme == "http" || url.scheme == "https", let host = url.host else { return false }
+    guard url.isHTTP, let host = url.host else { return false }
     guard let scope = source.crawl else { return true }
     if scope.sameHost || !scope.allowedDomains.isEmpty {
       let allowed = (scope.sameHost && startHosts.contains(host))
@@ -81,6 +81,6 @@ enum URLs {
   /// True for absolute http and https URLs.
   static func isFetchable(_ string: String) -> Bool {
     guard let u = WebURL(string) else { return false }
-    return (u.scheme == "http" || u.scheme == "https") && u.host != nil
+    return u.isHTTP
   }
 }

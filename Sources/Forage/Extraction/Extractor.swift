@@ -74,7 +74,7 @@ enum Extractor {
       // Sites repeat links on every page (nav, footer): where only the
       // origin matters they are resolved once per crawl (see LinkMemo).
       // Only an http(s) base has an origin that tells its pages apart.
-      let origin = base.scheme == "http" || base.scheme == "https" ? s.linkMemo.originID(base.origin) : nil as Int?
+      let origin = base.isHTTP ? s.linkMemo.originID(base.origin) : nil as Int?
       let elements = document.select(follow)
       // One entry per page to fetch: links that differ only in what the
       // canonical form drops (a fragment, utm_ parameters) count once.
@@ -87,7 +87,7 @@ enum Extractor {
           link = known
         } else {
           let resolved = base.resolving(href.trimmingWhitespace())?.removingFragment
-          link = resolved.flatMap { $0.scheme == "http" || $0.scheme == "https" ? CrawlLink($0, source: s) : nil }
+          link = resolved.flatMap { $0.isHTTP ? CrawlLink($0, source: s) : nil }
           if let key { s.linkMemo.remember(link, for: key) }
         }
         if let link, seen.insert(link.fingerprint).inserted { out.links.append(link) }
