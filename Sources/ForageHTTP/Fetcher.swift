@@ -72,27 +72,31 @@ public actor Fetcher {
   private var waiters: [String: [(id: Int, continuation: CheckedContinuation<Void, Never>, timer: Task<Void, Never>?)]] = [:]
   private var nextWaiterID = 0
   private var robotsCache = RobotsCache()
+  private let robotsArchive: (any RobotsArchive)?
   private var robotsLoading: [String: Task<(RobotsRules, Duration), Never>] = [:]
 
   private static let globalKey = "*"
 
   /// Creates a fetcher; `settings` are the defaults and set the global concurrency.
-  public init(transport: any Transport, settings: FetchSettings = .init()) {
+  /// With `robotsArchive`, robots.txt answers are looked up there before they are
+  /// downloaded, and kept there after (see ``RobotsArchive``).
+  public init(transport: any Transport, settings: FetchSettings = .init(), robotsArchive: (any RobotsArchive)? = nil) {
     self.init(
       transport: transport, settings: settings, random: SystemRandomNumberGenerator(),
-      environment: ProcessInfo.processInfo.environment)
+      environment: ProcessInfo.processInfo.environment, robotsArchive: robotsArchive)
   }
 
   /// Creates a fetcher with injected randomness (retry jitter) and environment
   /// (credentials).
   init(
     transport: any Transport, settings: FetchSettings, random: some RandomNumberGenerator,
-    environment: [String: String]
+    environment: [String: String], robotsArchive: (any RobotsArchive)? = nil
   ) {
     self.transport = transport
     self.settings = settings
     self.random = AnyRandom(base: random)
     self.environment = environment
+    self.robotsArchive = robotsArchive
   }
 
   /// The robots.txt rules for `url`'s origin, fetched once and cached; nil for URLs
@@ -137,7 +141,18 @@ public actor Fetcher {
       task = loading
     } else {
       let transport = self.transport
-      task = Task { await RobotsCache.load(origin: url, transport: transport, settings: settings) }
+      let archive = robotsArchive
+      task = Task {
+        let answer: RobotsAnswer
+        if let kept = await archive?.robotsAnswer(origin: origin), kept.expiresAt > Date() {
+          answer = kept
+        } else {
+          answer = await RobotsCache.fetch(origin: url, transport: transport, settings: settings)
+          await archive?.keepRobotsAnswer(answer)
+        }
+        let lifetime = Duration.seconds(max(0, answer.expiresAt.timeIntervalSinceNow))
+        return (answer.rules(for: settings.robotsProductToken), lifetime)
+      }
       robotsLoading[origin] = task
     }
     let (rules, lifetime) = await task.value

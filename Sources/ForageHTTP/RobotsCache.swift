@@ -1,7 +1,10 @@
+import Foundation
 import ForageURL
 
-/// robots.txt rules per origin, with their expiry. A plain value: the ``Fetcher``
-/// owns one and does the fetching through ``RobotsCache/load(origin:transport:settings:)``.
+/// robots.txt rules per origin, with their expiry, for one process. A plain value:
+/// the ``Fetcher`` owns one and does the fetching through
+/// ``RobotsCache/fetch(origin:transport:settings:now:)`` (after asking its
+/// ``RobotsArchive``, when it has one).
 ///
 /// RFC 9309 §2.3.1: a 2xx answer is parsed; 3xx is followed up to five times; 4xx
 /// means no rules (allow all); 5xx or no answer means disallow all. §2.4: kept at most
@@ -28,12 +31,18 @@ struct RobotsCache: Sendable {
     if entries.count > 10_000 { entries = entries.filter { $0.value.expires > now } }
   }
 
-  /// Fetches and parses `origin`'s robots.txt; returns the rules for the settings'
-  /// user agent and how long to keep them.
-  static func load(origin: WebURL, transport: any Transport, settings: FetchSettings) async
-    -> (RobotsRules, Duration)
+  /// Asks `origin` for its robots.txt (following up to five redirects) and reads
+  /// the answer as RFC 9309 does; `now` dates it.
+  static func fetch(origin: WebURL, transport: any Transport, settings: FetchSettings, now: Date = Date()) async
+    -> RobotsAnswer
   {
-    guard var url = origin.resolving("/robots.txt") else { return (.allowAll, settings.robotsLifetime) }
+    func answer(_ verdict: RobotsAnswer.Verdict, _ body: [UInt8] = []) -> RobotsAnswer {
+      let lifetime = verdict == .disallowAll ? FetchSettings.Default.robotsFailureLifetime : settings.robotsLifetime
+      return RobotsAnswer(
+        origin: origin.origin, verdict: verdict, body: body, fetchedAt: now,
+        expiresAt: now.addingTimeInterval(lifetime.seconds))
+    }
+    guard var url = origin.resolving("/robots.txt") else { return answer(.allowAll) }
     var limits = settings.limits
     limits.maxBodySize = FetchSettings.Default.robotsMaxSize
     limits.truncateBody = true
@@ -44,25 +53,25 @@ struct RobotsCache: Sendable {
       do {
         response = try await transport.fetch(request)
       } catch {
-        return (.disallowAll, FetchSettings.Default.robotsFailureLifetime)
+        return answer(.disallowAll)
       }
       switch response.status {
       case 200..<300:
-        return (RobotsTxt(response.body).rules(for: settings.robotsProductToken), settings.robotsLifetime)
+        return answer(.rules, response.body)
       case 300..<400:
         guard let location = response.headers["Location"], let next = url.resolving(location) else {
-          return (.allowAll, settings.robotsLifetime)
+          return answer(.allowAll)
         }
         url = next
       case 429, 500...:
         // 429 is a 4xx, but it says "too busy", not "no file": treated like 5xx.
-        return (.disallowAll, FetchSettings.Default.robotsFailureLifetime)
+        return answer(.disallowAll)
       default:
-        return (.allowAll, settings.robotsLifetime)
+        return answer(.allowAll)
       }
     }
     // §2.3.1.2: after five redirects the file may be taken as unavailable.
-    return (.allowAll, settings.robotsLifetime)
+    return answer(.allowAll)
   }
 }
 

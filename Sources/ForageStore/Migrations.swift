@@ -84,6 +84,7 @@ extension Migrator {
   /// | `records` | extracted records, fields as JSON text | `id`; UNIQUE `(source, key)`; `(source, id)` |
   /// | `changes` | new and changed records, before and after | `id`; `(source, id)` |
   /// | `runs` | task runs; `sources` and `summary` as JSON | `id` |
+  /// | `robots` | robots.txt answers per origin, kept until `expires_at` (see `RobotsFile`) | `origin` |
   ///
   /// Dates are integer milliseconds since 1970 (UTC). 64-bit fingerprints
   /// and hashes are stored by bit pattern as signed integers. Frontier
@@ -211,6 +212,17 @@ extension Migrator {
       ALTER TABLE frontier_v3 RENAME TO frontier;
       CREATE INDEX frontier_claim_order ON frontier (crawl, state, depth, id);
       CREATE INDEX frontier_claimed ON frontier (owner) WHERE state = 'claimed';
+      """))
+    // robots.txt answers outlive the process: an app woken for a short task
+    // starts a new one each time.
+    migrator.register(Migration("v4-robots", sql: """
+      CREATE TABLE robots (
+        origin TEXT PRIMARY KEY NOT NULL,
+        verdict TEXT NOT NULL,
+        body BLOB NOT NULL,
+        fetched_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      ) STRICT;
       """))
     return migrator
   }

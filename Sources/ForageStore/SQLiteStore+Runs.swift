@@ -63,3 +63,40 @@ extension SQLiteStore {
     return try decoder.decode(RunSummary.self, from: Data(json.utf8))
   }
 }
+
+extension SQLiteStore {
+  // MARK: robots.txt
+
+  /// The robots.txt answer kept for `origin`, expired or not.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func robotsFile(origin: String) async throws -> RobotsFile? {
+    let select = try db.statement(
+      "SELECT verdict, body, fetched_at, expires_at FROM robots WHERE origin = ?")
+    try select.bind(origin, at: 1)
+    return try select.firstRow {
+      RobotsFile(
+        origin: origin, verdict: $0.string(0), body: $0.blob(1), fetchedAt: Self.date($0.int64(2)),
+        expiresAt: Self.date($0.int64(3)))
+    }
+  }
+
+  /// Keeps `file` in place of its origin's earlier answer.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func keepRobotsFile(_ file: RobotsFile) async throws {
+    let upsert = try db.statement(
+      """
+      INSERT INTO robots (origin, verdict, body, fetched_at, expires_at) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (origin) DO UPDATE SET
+        verdict = excluded.verdict, body = excluded.body,
+        fetched_at = excluded.fetched_at, expires_at = excluded.expires_at
+      """)
+    try upsert.bind(file.origin, at: 1)
+    try upsert.bind(file.verdict, at: 2)
+    try upsert.bind(blob: file.body, at: 3)
+    try upsert.bind(Self.milliseconds(file.fetchedAt), at: 4)
+    try upsert.bind(Self.milliseconds(file.expiresAt), at: 5)
+    try upsert.execute()
+  }
+}

@@ -67,6 +67,35 @@ public protocol Store: AnyObject, Sendable {
 
   /// The most recent runs, newest first.
   func runs(limit: Int) async throws -> [TaskRun]
+
+  // MARK: robots.txt
+
+  /// The robots.txt answer kept for `origin`, expired or not.
+  func robotsFile(origin: String) async throws -> RobotsFile?
+
+  /// Keeps `file` in place of its origin's earlier answer.
+  func keepRobotsFile(_ file: RobotsFile) async throws
+}
+
+/// An origin's robots.txt answer as the store keeps it, so that later
+/// processes need not ask again before it expires.
+public struct RobotsFile: Sendable, Hashable {
+  /// `https://example.com`.
+  public var origin: String
+  /// How the fetcher read the answer (`rules`, `allow-all`, `disallow-all`).
+  public var verdict: String
+  /// The file, for `rules`.
+  public var body: [UInt8]
+  public var fetchedAt: Date
+  public var expiresAt: Date
+
+  public init(origin: String, verdict: String, body: [UInt8], fetchedAt: Date, expiresAt: Date) {
+    self.origin = origin
+    self.verdict = verdict
+    self.body = body
+    self.fetchedAt = fetchedAt
+    self.expiresAt = expiresAt
+  }
 }
 
 /// A URL to put on a crawl's frontier.

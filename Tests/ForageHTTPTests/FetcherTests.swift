@@ -111,6 +111,64 @@ extension FetchOutcome {
     #expect(await fetcher.robots(for: server.webURL("/")) != nil)
   }
 
+  /// An archive in memory, as a store would keep answers between processes.
+  actor MemoryArchive: RobotsArchive {
+    var answers: [String: RobotsAnswer] = [:]
+    func robotsAnswer(origin: String) async -> RobotsAnswer? { answers[origin] }
+    func keepRobotsAnswer(_ answer: RobotsAnswer) async { answers[answer.origin] = answer }
+    func set(_ answer: RobotsAnswer) { answers[answer.origin] = answer }
+  }
+
+  @Test func test_robotsArchive_isAskedFirst_andKeepsWhatWasFetched() async throws {
+    let server = try TestServer(routes: [
+      "/robots.txt": Route { _ in .text("User-agent: *\nDisallow: /private\n") },
+      "/public": Route { _ in .text("ok") },
+    ])
+    defer { server.stop() }
+    let archive = MemoryArchive()
+    let origin = server.webURL("/").origin
+    let first = Fetcher(transport: TransportKind.curl.make(), settings: Self.settings(robots: true), robotsArchive: archive)
+    #expect(await first.fetch(server.webURL("/public")).response?.status == 200)
+    let kept = try #require(await archive.robotsAnswer(origin: origin))
+    #expect(kept.verdict == .rules)
+    #expect(String(decoding: kept.body, as: UTF8.self).contains("Disallow: /private"))
+    #expect(abs(kept.expiresAt.timeIntervalSince(kept.fetchedAt) - FetchSettings.Default.robotsCacheLifetime.seconds) < 1)
+    // A new fetcher (a new process) with the same archive does not ask again.
+    let second = Fetcher(transport: TransportKind.curl.make(), settings: Self.settings(robots: true), robotsArchive: archive)
+    guard case .disallowed = await second.fetch(server.webURL("/private/x")) else {
+      Issue.record("the archived rules should disallow /private/x")
+      return
+    }
+    #expect(server.requestCount(path: "/robots.txt") == 1)
+    // An expired answer is asked again and replaced.
+    await archive.set(
+      RobotsAnswer(origin: origin, verdict: .disallowAll, fetchedAt: .now - 90_000, expiresAt: .now - 10))
+    let third = Fetcher(transport: TransportKind.curl.make(), settings: Self.settings(robots: true), robotsArchive: archive)
+    #expect(await third.fetch(server.webURL("/public")).response?.status == 200)
+    #expect(server.requestCount(path: "/robots.txt") == 2)
+    #expect(await archive.robotsAnswer(origin: origin)?.verdict == .rules)
+  }
+
+  @Test func test_robotsArchive_keepsAFailureBriefly() async throws {
+    let server = try TestServer(routes: [
+      "/robots.txt": Route { _ in TestResponse(status: 503, body: Array("busy".utf8)) },
+      "/page": Route { _ in .text("ok") },
+    ])
+    defer { server.stop() }
+    let archive = MemoryArchive()
+    var settings = Self.settings(robots: true)
+    settings.retries = 0
+    let fetcher = Fetcher(transport: TransportKind.curl.make(), settings: settings, robotsArchive: archive)
+    guard case .disallowed = await fetcher.fetch(server.webURL("/page")) else {
+      Issue.record("a 503 robots.txt disallows everything")
+      return
+    }
+    let kept = try #require(await archive.robotsAnswer(origin: server.webURL("/").origin))
+    #expect(kept.verdict == .disallowAll)
+    #expect(kept.body.isEmpty)
+    #expect(abs(kept.expiresAt.timeIntervalSince(kept.fetchedAt) - FetchSettings.Default.robotsFailureLifetime.seconds) < 1)
+  }
+
   @Test(arguments: [(404, true), (500, false), (503, false)])
   func test_robotsStatus_4xxAllows_5xxDisallows(_ status: Int, _ allowed: Bool) async throws {
     let server = try TestServer(routes: [

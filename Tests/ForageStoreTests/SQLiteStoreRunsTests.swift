@@ -49,3 +49,25 @@ extension SQLiteStoreRunsTests {
     }
   }
 }
+
+@Suite struct SQLiteStoreRobotsTests {
+  @Test func test_robotsFile_keptReadAndReplaced_perOrigin() async throws {
+    try await withStore { store, path in
+      #expect(try await store.robotsFile(origin: "https://a.test") == nil)
+      let file = RobotsFile(
+        origin: "https://a.test", verdict: "rules", body: Array("User-agent: *\nDisallow: /x\n".utf8),
+        fetchedAt: t0, expiresAt: t0 + 86_400)
+      try await store.keepRobotsFile(file)
+      try await store.keepRobotsFile(
+        RobotsFile(origin: "http://b.test:8080", verdict: "disallow-all", body: [], fetchedAt: t0, expiresAt: t0 + 600))
+      #expect(try await store.robotsFile(origin: "https://a.test") == file)
+      let replaced = RobotsFile(origin: "https://a.test", verdict: "allow-all", body: [], fetchedAt: t0 + 5, expiresAt: t0 + 9)
+      try await store.keepRobotsFile(replaced)
+      #expect(try await store.robotsFile(origin: "https://a.test") == replaced)
+      #expect(try await store.robotsFile(origin: "http://b.test:8080")?.verdict == "disallow-all")
+      // Another connection (another process) sees them.
+      let reopened = try SQLiteStore(path: path)
+      #expect(try await reopened.robotsFile(origin: "https://a.test") == replaced)
+    }
+  }
+}

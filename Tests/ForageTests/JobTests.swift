@@ -103,6 +103,24 @@ func shopConfig(
     #expect(try await allRecords(store).count == 25)
   }
 
+  @Test func test_robotsTxt_isAskedOnceAcrossLaunches_throughTheStore() async throws {
+    let site = DemoSite(products: 10)
+    let server = try TestServer(site: site)
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let config = shopConfig(server.baseURL)
+    for _ in 0..<2 {
+      // Each launch opens the store anew, as a new process would.
+      let store = try SQLiteStore(path: dir.file("s.sqlite"))
+      let summary = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(60))
+      #expect(summary.completedSources == ["catalog"])
+    }
+    #expect(server.requestCount(path: "/robots.txt") == 1)
+    #expect(server.requestCount(path: "/private/staff") == 0)
+    let kept = try await SQLiteStore(path: dir.file("s.sqlite")).robotsFile(origin: try #require(WebURL(server.baseURL)).origin)
+    #expect(kept?.verdict == "rules")
+  }
+
   @Test func test_revisitAfter_skipsFreshPagesButFollowsTheirLinks() async throws {
     let site = DemoSite(products: 25)
     let server = try TestServer(site: site)
@@ -116,7 +134,7 @@ func shopConfig(
     #expect(second.completedSources == ["catalog"])
     #expect(second.pagesFetched == 0)
     #expect(second.pagesFresh > 25)
-    // Only robots.txt (cached per job) and pages that failed last time are asked for.
+    // Only pages that failed last time are asked for (robots.txt is kept in the store).
     let pages = server.requests.map(\.path).filter { $0.hasPrefix("/product/") || $0.hasPrefix("/category/") || $0 == "/" }
     #expect(pages.filter { path in (1...25).contains { site.productPath($0) == path } || !path.hasPrefix("/product/") }.isEmpty)
   }

@@ -31,7 +31,7 @@ public final class Job: Sendable {
     self.canonicalizer = URLCanonicalizer(removingQueryParameters: config.removeQueryParameters)
     var settings = Job.settings(from: config.fetch.overridden(by: FetchOptions()), userAgent: config.userAgent)
     settings.concurrency = config.fetch.concurrency ?? settings.concurrency
-    self.fetcher = Fetcher(transport: transport, settings: settings)
+    self.fetcher = Fetcher(transport: transport, settings: settings, robotsArchive: StoreRobotsArchive(store: store))
     self.owner = "pid-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
   }
 

@@ -1,0 +1,66 @@
+import Foundation
+
+/// Where robots.txt answers outlive the process: a ``Fetcher`` asks it before
+/// downloading an origin's robots.txt and tells it what it downloaded.
+///
+/// An app woken for a 30-second background task starts in a new process each
+/// time; without an archive every launch would ask every origin for robots.txt
+/// again. With one (the engine passes its store), each origin is asked at most
+/// once per ``FetchSettings/Default/robotsCacheLifetime`` (24 hours, RFC 9309
+/// §2.4), and a failure is asked again after
+/// ``FetchSettings/Default/robotsFailureLifetime``.
+///
+/// An archive that fails reads as empty and drops what it is given: fetching
+/// never stops because of it.
+public protocol RobotsArchive: Sendable {
+  /// The kept answer of `origin` (`https://example.com`), expired or not.
+  func robotsAnswer(origin: String) async -> RobotsAnswer?
+  /// Keeps `answer` in place of its origin's earlier one.
+  func keepRobotsAnswer(_ answer: RobotsAnswer) async
+}
+
+/// What an origin answered for `/robots.txt`, as RFC 9309 §2.3.1 reads it:
+/// the file itself (2xx), "no rules" (4xx, or too many redirects) or "disallow
+/// everything" (5xx, 429, unreachable). The file is kept rather than the rules,
+/// so that each user agent finds its own group in it.
+///
+/// - SeeAlso: <https://www.rfc-editor.org/rfc/rfc9309#name-access-results>
+public struct RobotsAnswer: Sendable, Hashable {
+  /// How the answer reads.
+  public enum Verdict: String, Sendable, CaseIterable {
+    /// `body` holds the file.
+    case rules
+    /// No usable file: everything is allowed.
+    case allowAll = "allow-all"
+    /// The server failed or could not be reached: nothing is allowed.
+    case disallowAll = "disallow-all"
+  }
+
+  /// The origin asked, as `WebURL.origin` serializes it.
+  public var origin: String
+  public var verdict: Verdict
+  /// The file, up to ``FetchSettings/Default/robotsMaxSize`` bytes, for `.rules`;
+  /// empty otherwise.
+  public var body: [UInt8]
+  public var fetchedAt: Date
+  /// When the answer must be asked again.
+  public var expiresAt: Date
+
+  /// Creates an answer.
+  public init(origin: String, verdict: Verdict, body: [UInt8] = [], fetchedAt: Date, expiresAt: Date) {
+    self.origin = origin
+    self.verdict = verdict
+    self.body = body
+    self.fetchedAt = fetchedAt
+    self.expiresAt = expiresAt
+  }
+
+  /// The rules that apply to `productToken` (`forage` in `User-agent: forage`).
+  public func rules(for productToken: String) -> RobotsRules {
+    switch verdict {
+    case .rules: RobotsTxt(body).rules(for: productToken)
+    case .allowAll: .allowAll
+    case .disallowAll: .disallowAll
+    }
+  }
+}
