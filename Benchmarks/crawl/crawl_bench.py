@@ -88,6 +88,27 @@ http {{
     sys.exit("nginx did not start; see " + os.path.join(workdir, "nginx-error.log"))
 
 
+def crawl_config(base):
+    """The Forage config of the benchmark crawl of the shop at `base`: the settings
+    Scrapy gets too (16 requests at once, no delay, robots.txt off)."""
+    return {
+        "userAgent": "ForageBench/1.0",
+        "fetch": {"concurrency": 16, "perHostConcurrency": 16, "perHostDelay": "0s",
+                  "robotsTxt": False, "timeout": "30s",
+                  # Scrapy's AutoThrottle is off by default: no adaptive delay either.
+                  "adaptiveDelay": False},
+        "sources": [{
+            "name": "shop", "url": base + "/",
+            "crawl": {"follow": "a[href]", "sameHost": True, "maxDepth": 1000,
+                      "maxPages": 10000000, "revisitAfter": "0s"},
+            "match": "div.product", "key": ["sku"],
+            "extract": {"title": "h1.product-title",
+                        "price": {"css": "span.price", "type": "number"},
+                        "sku": {"css": "div.product", "attr": "data-sku", "required": True}},
+        }],
+    }
+
+
 def norm_forage(path):
     rows = {}
     with open(path) as f:
@@ -135,22 +156,7 @@ def main():
     nginx = start_nginx(site, port, work)
     base = f"http://127.0.0.1:{port}"
     try:
-        config = {
-            "userAgent": "ForageBench/1.0",
-            "fetch": {"concurrency": 16, "perHostConcurrency": 16, "perHostDelay": "0s",
-                      "robotsTxt": False, "timeout": "30s",
-                      # Scrapy's AutoThrottle is off by default: no adaptive delay either.
-                      "adaptiveDelay": False},
-            "sources": [{
-                "name": "shop", "url": base + "/",
-                "crawl": {"follow": "a[href]", "sameHost": True, "maxDepth": 1000,
-                          "maxPages": 10000000, "revisitAfter": "0s"},
-                "match": "div.product", "key": ["sku"],
-                "extract": {"title": "h1.product-title",
-                            "price": {"css": "span.price", "type": "number"},
-                            "sku": {"css": "div.product", "attr": "data-sku", "required": True}},
-            }],
-        }
+        config = crawl_config(base)
         cfg = os.path.join(work, "forage.json")
         with open(cfg, "w") as f:
             json.dump(config, f)
