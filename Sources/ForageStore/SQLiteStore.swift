@@ -55,6 +55,10 @@ public actor SQLiteStore: Store {
       try db.exec("PRAGMA mmap_size = \(StoreDefaults.mmapSize)")
       try db.exec("PRAGMA wal_autocheckpoint = \(StoreDefaults.walAutocheckpointPages)")
       try db.exec("PRAGMA journal_size_limit = \(StoreDefaults.journalSizeLimit)")
+      // Some builds (Debian's) default to zeroing every deleted cell and freed
+      // page; the frontier's state updates delete and insert index entries all
+      // the time. SQLite's own default is off.
+      try db.exec("PRAGMA secure_delete = OFF")
     } catch let error as StoreError {
       throw error.asOpenError(path: db.path) ?? error
     }
