@@ -112,7 +112,7 @@ public actor Fetcher {
   private func robots(for url: WebURL, settings: FetchSettings, deadline: ContinuousClock.Instant?) async
     -> RobotsLookup
   {
-    guard url.isHTTP, url.host != nil else { return .notHTTP }
+    guard url.isHTTP else { return .notHTTP }
     if let rules = robotsCache.rules(for: url.origin, now: clock.now) { return .rules(rules) }
     guard let deadline else {
       return await robots(for: url, settings: settings).map { .rules($0) } ?? .notHTTP
@@ -133,7 +133,7 @@ public actor Fetcher {
   }
 
   private func robots(for url: WebURL, settings: FetchSettings) async -> RobotsRules? {
-    guard url.isHTTP, url.host != nil else { return nil }
+    guard url.isHTTP else { return nil }
     let origin = url.origin
     if let rules = robotsCache.rules(for: origin, now: clock.now) { return rules }
     let task: Task<(RobotsRules, Duration), Never>
@@ -337,7 +337,7 @@ public actor Fetcher {
   private enum Acquired { case acquired, deferred(String), cancelled }
 
   private static func key(_ url: WebURL) -> String? {
-    guard url.isHTTP, url.host != nil else { return nil }
+    guard url.isHTTP else { return nil }
     return url.origin
   }
 
