@@ -56,6 +56,13 @@ final class CompiledSource: Sendable {
 }
 
 extension CompiledSource {
+  /// True when the crawl follows links to pages `depth` links away from its
+  /// start URLs (`maxDepth`); false for a source without a crawl scope, which
+  /// follows no links.
+  func followsLinks(toDepth depth: Int) -> Bool {
+    source.crawl.map { depth <= $0.maxDepth } ?? false
+  }
+
   /// True when the crawl scope admits `url`, depth aside: an http(s) URL
   /// with a host that `sameHost`/`allowedDomains` allow and that matches
   /// `include` (when given) and no `exclude` pattern.

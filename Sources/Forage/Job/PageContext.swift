@@ -137,13 +137,12 @@ final class PageContext: Sendable {
       }
       // The parser reads the charset parameter of the Content-Type itself.
       let document = Document.parse(response.body, transportEncoding: response.headers["Content-Type"])
-      let wantLinks = crawlScope.map { item.depth < $0.maxDepth } ?? false
+      let wantLinks = source.followsLinks(toDepth: item.depth + 1)
       extraction = Extractor.extractHTML(
         document, url: response.url, canonical: canonical, source: source, wantLinks: wantLinks)
     }
     let depth = item.depth + 1
-    let depthAllowed = crawlScope.map { depth <= $0.maxDepth } ?? true
-    let links = depthAllowed ? extraction.links.filter(\.allowed) : []
+    let links = source.followsLinks(toDepth: depth) ? extraction.links.filter(\.allowed) : []
     page.links = links.map(\.url.href)
     let records = extraction.records.map {
       RecordInput(
@@ -157,7 +156,7 @@ final class PageContext: Sendable {
   }
 
   func seeds(fromStored links: [String], depth: Int) -> [FrontierSeed] {
-    guard let scope = crawlScope, depth < scope.maxDepth else { return [] }
+    guard source.followsLinks(toDepth: depth + 1) else { return [] }
     return links.compactMap { WebURL($0) }.filter { PageContext.inScope($0, source: source, depth: depth + 1) }.map {
       PageContext.seed($0, source: source, depth: depth + 1)
     }
