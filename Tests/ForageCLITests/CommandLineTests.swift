@@ -60,6 +60,26 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: dir.file("s.sqlite")))
   }
 
+  @Test func test_issue8_configWithoutSources_exit2_writesNothing() throws {
+    let dir = TemporaryDirectory()
+    let config = try dir.write("forage.json", #"{"sources": []}"#)
+    let r = try runForage(["run", "--config", config, "--store", dir.file("s.sqlite")])
+    #expect(r.status == 2)
+    #expect(r.stderr.contains("sources: the config has no sources; add at least one"))
+    #expect(!FileManager.default.fileExists(atPath: dir.file("s.sqlite")))
+  }
+
+  @Test func test_issue8_configWithByteOrderMark_runs() throws {
+    let dir = TemporaryDirectory()
+    let config = dir.file("forage.json")
+    let text = #"{"sources": [{"name": "a", "url": "https://x.org/"}], "fetch": {"concurrency": 1e400}}"#
+    try Data([0xEF, 0xBB, 0xBF] + Array(text.utf8)).write(to: URL(fileURLWithPath: config))
+    let r = try runForage(["run", "--config", config, "--store", dir.file("s.sqlite")])
+    #expect(r.status == 2)
+    // Past the mark, to the number.
+    #expect(r.stderr.contains("fetch.concurrency: the number is too large; it must be at most 9007199254740991"))
+  }
+
   @Test func test_query_fileWithTextAttrCountJSON() throws {
     let dir = TemporaryDirectory()
     let page = try dir.write("p.html", "<ul><li><a href=/a>One</a><li><a href=/b>Two &amp; more</a></ul>")

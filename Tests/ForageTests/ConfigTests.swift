@@ -130,6 +130,42 @@ func problems(_ json: String) -> [ConfigProblem] {
     #expect(p.map(\.description) == [#"sources[1].name: duplicate source name "a""#])
   }
 
+  @Test func test_issue8_byteOrderMark_isSkipped() throws {
+    let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+    let c = try ForageConfig.parse(bom + Array(ConfigTests.valid.utf8))
+    #expect(c == (try ForageConfig.parse(Array(ConfigTests.valid.utf8))))
+    // Positions count from the text, not from the mark.
+    let p = problems(String(decoding: bom, as: UTF8.self) + "{\"sources\": [,]}")
+    #expect(p.map(\.message) == ["not valid JSON: line 1, column 14: unexpected character ',', expected a value"])
+  }
+
+  @Test func test_issue8_wholeNumbers_sayWhatIsWrong() {
+    func sources(maxDepth: String) -> String {
+      #""sources": [{"name": "a", "url": "https://x.org/", "crawl": {"maxDepth": "# + maxDepth + #", "maxPages": 0}}]"#
+    }
+    let p = problems(#"{"fetch": {"concurrency": 1e400, "perHostConcurrency": 1e20, "retries": -1, "#
+      + #""maxBodySize": -5}, "# + sources(maxDepth: "2.5") + "}")
+    #expect(p.map(\.description) == [
+      "fetch.concurrency: the number is too large; it must be at most 9007199254740991",
+      "fetch.perHostConcurrency: 1e+20 is too large; it must be at most 9007199254740991",
+      #"fetch.maxBodySize: -5 is negative; it must be 0 or more (a size in bytes, or text such as "512KiB" or "10MiB")"#,
+      "fetch.retries: -1 is negative; it must be 0 or more",
+      "sources[0].crawl.maxDepth: 2.5 is not a whole number",
+      "sources[0].crawl.maxPages: 0 is too small; it must be at least 1",
+    ])
+    let q = problems(#"{"fetch": {"concurrency": "16"}, "# + sources(maxDepth: "2") + "}")
+    #expect(q.map(\.description) == [
+      #"fetch.concurrency: expected a whole number, found "16""#,
+      "sources[0].crawl.maxPages: 0 is too small; it must be at least 1",
+    ])
+  }
+
+  @Test func test_issue8_noSources_isAProblem() {
+    #expect(problems(#"{"sources": []}"#).map(\.description) == ["sources: the config has no sources; add at least one"])
+    #expect(problems(#"{"userAgent": "x"}"#).map(\.description)
+      == [#"sources: missing: the config has no sources; add a "sources" array with at least one"#])
+  }
+
   @Test func test_missingFile_isAClearError() {
     #expect(throws: ConfigError.self) { try ForageConfig.load(path: "/nonexistent/forage.json") }
     do { _ = try ForageConfig.load(path: "/nonexistent/forage.json") } catch {

@@ -48,12 +48,34 @@ struct ConfigReader {
 
   mutating func int(_ v: JSONValue?, at path: String, min: Int = 0) -> Int? {
     guard let v else { return nil }
-    guard case .number(let n) = v, n == n.rounded(), abs(n) < 1e15 else {
-      problem(path, "expected a whole number, found \(v.typeName)")
+    guard case .number(let n) = v else {
+      problem(path, "expected a whole number, found \(v.description)")
       return nil
     }
-    guard Int(n) >= min else { problem(path, "must be at least \(min)"); return nil }
+    if let message = ConfigReader.wholeNumberProblem(n, min: min) { problem(path, message); return nil }
     return Int(n)
+  }
+
+  /// The largest whole number accepted: 2^53 − 1, the last one a JSON
+  /// number (a Double) holds exactly.
+  static let largestWholeNumber = 9_007_199_254_740_991
+
+  /// What is wrong with `n` as a whole number of at least `min`, or nil
+  /// when nothing is.
+  static func wholeNumberProblem(_ n: Double, min: Int) -> String? {
+    let text = numberText(n)
+    if n > Double(largestWholeNumber) { return "\(text) is too large; it must be at most \(largestWholeNumber)" }
+    if n < Double(min) {
+      return n < 0 && min == 0 ? "\(text) is negative; it must be 0 or more" : "\(text) is too small; it must be at least \(min)"
+    }
+    if n != n.rounded() { return "\(text) is not a whole number" }
+    return nil
+  }
+
+  /// A number as a message shows it. A number too large for a Double was
+  /// read as infinity, and its digits are gone.
+  static func numberText(_ n: Double) -> String {
+    n.isFinite ? JSONValue.format(n) : "the number"
   }
 
   mutating func duration(_ v: JSONValue?, at path: String) -> Duration? {
@@ -68,7 +90,12 @@ struct ConfigReader {
   mutating func size(_ v: JSONValue?, at path: String) -> Int? {
     guard let v else { return nil }
     switch v {
-    case .number(let n) where n >= 0 && n == n.rounded() && n < 1e15: return Int(n)
+    case .number(let n):
+      if let message = ConfigReader.wholeNumberProblem(n, min: 0) {
+        problem(path, "\(message) (a size in bytes, or text such as \"512KiB\" or \"10MiB\")")
+        return nil
+      }
+      return Int(n)
     case .string(let s):
       if let n = Units.size(s) { return n }
       fallthrough
@@ -147,6 +174,7 @@ struct ConfigReader {
 
     if let s = m["sources"] {
       if case .array(let items) = s {
+        if items.isEmpty { problem("sources", "the config has no sources; add at least one") }
         for (i, item) in items.enumerated() {
           if let source = source(item, at: "sources[\(i)]") { config.sources.append(source) }
         }
@@ -154,7 +182,7 @@ struct ConfigReader {
         problem("sources", "expected an array of sources, found \(s.typeName)")
       }
     } else {
-      problem("sources", "missing: a config needs at least one source")
+      problem("sources", "missing: the config has no sources; add a \"sources\" array with at least one")
     }
     var seen = Set<String>()
     for (i, s) in config.sources.enumerated() where !seen.insert(s.name).inserted {

@@ -15,7 +15,10 @@ extension JSONValue {
     try parse(Array(text.utf8))
   }
 
-  /// Parses JSON from UTF-8 bytes.
+  /// Parses JSON from UTF-8 bytes. A leading UTF-8 byte order mark, which
+  /// some editors write, is skipped (RFC 8259 allows ignoring it).
+  ///
+  /// - Throws: `JSONSyntaxError` naming the line and column.
   public static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
     var p = JSONParser(bytes: bytes)
     p.skipWhitespace()
@@ -30,14 +33,20 @@ extension JSONValue {
 /// overflow the stack).
 struct JSONParser {
   let bytes: [UInt8]
-  var i = 0
+  /// Where the text starts: after a UTF-8 byte order mark, if any.
+  let start: Int
+  var i: Int
   static let maxDepth = 512
 
-  init(bytes: [UInt8]) { self.bytes = bytes }
+  init(bytes: [UInt8]) {
+    self.bytes = bytes
+    start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+    i = start
+  }
 
   func error(_ message: String) -> JSONSyntaxError {
     var line = 1, column = 1
-    for b in bytes[..<min(i, bytes.count)] {
+    for b in bytes[start..<max(start, min(i, bytes.count))] {
       if b == 0x0A { line += 1; column = 1 } else if b & 0xC0 != 0x80 { column += 1 }
     }
     return JSONSyntaxError(message: message, line: line, column: column)
