@@ -1,4 +1,5 @@
 import Foundation
+import Forage
 import ForageScheduler
 
 /// Model-mode simulation benchmark: a year of a device (default profile
@@ -59,7 +60,7 @@ enum SimulationBenchmark {
       i += 1
     }
     let profile: DeviceProfile
-    do { profile = try DeviceProfile.named(profileName) } catch {
+    do { profile = try DeviceProfile.named(orPath: profileName) } catch {
       FileHandle.standardError.write(Data("\(error)\n".utf8))
       return 2
     }

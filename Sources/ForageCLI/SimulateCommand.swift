@@ -68,7 +68,7 @@ struct SimulateCommand: Command {
   func run(_ out: Terminal) async -> ExitStatus {
     guard let loaded = loadConfig(config, needingTasksFor: "simulate", out) else { return .badInput }
     let device: DeviceProfile
-    do { device = try DeviceProfile.named(profile) } catch {
+    do { device = try DeviceProfile.named(orPath: profile) } catch {
       out.error("forage simulate: \(error)")
       return .badInput
     }

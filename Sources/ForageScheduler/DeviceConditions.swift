@@ -3,7 +3,7 @@ import Foundation
 /// The network a device has, as a task sees it.
 public struct NetworkStatus: Codable, Sendable, Hashable, CustomStringConvertible {
   /// The kind of link.
-  public enum Interface: String, Codable, Sendable, Hashable {
+  public enum Interface: String, Codable, Sendable, Hashable, CaseIterable {
     case none, cellular, wifi, wired
   }
   /// The kind of link (`none` when offline).
@@ -41,7 +41,7 @@ public struct NetworkStatus: Codable, Sendable, Hashable, CustomStringConvertibl
 }
 
 /// The Background App Refresh setting (Apple: `UIBackgroundRefreshStatus`).
-public enum BackgroundRefreshStatus: String, Codable, Sendable, Hashable {
+public enum BackgroundRefreshStatus: String, Codable, Sendable, Hashable, CaseIterable {
   /// On for this app.
   case available
   /// Turned off by the user (for this app or for all).

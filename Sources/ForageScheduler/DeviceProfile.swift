@@ -5,10 +5,13 @@ import Foundation
 /// generates each simulated day from a profile with a seeded random source.
 ///
 ///     let profile = try DeviceProfile.named("commuter")
-///     let custom = try DeviceProfile.load(from: URL(fileURLWithPath: "me.json"))
 ///
-/// In JSON, times of day are `"HH:MM"` (UTC) and durations `"30s"`, `"15m"`,
-/// `"6h"`; every field but `name` is optional:
+/// A person writes a profile as a JSON file, which the Forage module reads
+/// and validates (`DeviceProfile.load(path:)`: every problem with its JSON
+/// path, unknown keys included); the `Codable` conformance is for profiles
+/// a program writes and reads back. In JSON, times of day are `"HH:MM"`
+/// (UTC) and durations `"30s"`, `"15m"`, `"6h"`; every field but `name` is
+/// optional:
 ///
 ///     {"name": "night-nurse",
 ///      "appOpens": [{"at": "19:30", "jitter": "20m", "session": "5m", "probability": 0.9}],
@@ -23,14 +26,11 @@ public struct DeviceProfile: Codable, Sendable, Hashable {
     /// The time of day, `"HH:MM"`.
     public var at: String
     /// Uniform jitter either side of `at`, e.g. `"20m"`.
-    /// Uniform jitter applied to both ends, e.g. `"30m"`.
     public var jitter: String?
     /// How long it lasts (an app session or a screen session), e.g. `"4m"`.
     public var session: String?
     /// The chance it happens on a given day (default 1).
-    /// The chance it happens on a given day (default 1).
     public var probability: Double?
-    /// Only Monday to Friday.
     /// Only Monday to Friday.
     public var weekdaysOnly: Bool?
     public init(at: String, jitter: String? = nil, session: String? = nil, probability: Double? = nil, weekdaysOnly: Bool? = nil) {
@@ -48,8 +48,11 @@ public struct DeviceProfile: Codable, Sendable, Hashable {
     public var from: String
     /// End time of day, `"HH:MM"` (before `from`: the next day).
     public var to: String
+    /// Uniform jitter applied to both ends, e.g. `"30m"`.
     public var jitter: String?
+    /// The chance it happens on a given day (default 1).
     public var probability: Double?
+    /// Only Monday to Friday.
     public var weekdaysOnly: Bool?
     /// For network windows: `none`, `cellular`, `wifi`, `wired`.
     public var network: NetworkStatus.Interface?
@@ -186,8 +189,11 @@ public struct DeviceProfile: Codable, Sendable, Hashable {
     return out
   }
 
-  /// `"HH:MM"` (or `"HH:MM:SS"`) to milliseconds after midnight.
-  static func timeOfDay(_ text: String) -> Int64? {
+  /// Reads a time of day, `"HH:MM"` (or `"HH:MM:SS"`), as milliseconds
+  /// after midnight; nil when `text` is not one.
+  ///
+  ///     DeviceProfile.timeOfDay("07:45")   // 27_900_000
+  public static func timeOfDay(_ text: String) -> Int64? {
     let parts = text.split(separator: ":").map { Int64($0) }
     guard parts.count >= 2, parts.count <= 3, !parts.contains(where: { $0 == nil }) else { return nil }
     let h = parts[0]!, m = parts[1]!, s = parts.count == 3 ? parts[2]! : 0
@@ -195,9 +201,12 @@ public struct DeviceProfile: Codable, Sendable, Hashable {
     return ((h * 60 + m) * 60 + s) * 1000
   }
 
-  /// `"500ms"`, `"30s"`, `"15m"`, `"6h"`, `"1d"` (a number, possibly decimal,
-  /// then a unit) to milliseconds.
-  static func milliseconds(_ text: String) -> Int64? {
+  /// Reads a duration, `"500ms"`, `"30s"`, `"15m"`, `"6h"`, `"1d"` (a
+  /// number, possibly decimal, then a unit), as milliseconds; nil when
+  /// `text` is not one.
+  ///
+  ///     DeviceProfile.milliseconds("1.5h")   // 5_400_000
+  public static func milliseconds(_ text: String) -> Int64? {
     let t = text.trimmingCharacters(in: .whitespaces)
     let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
     for (unit, factor) in units where t.hasSuffix(unit) {
@@ -238,44 +247,43 @@ public struct DeviceProfile: Codable, Sendable, Hashable {
   }
 }
 
-/// A device profile that cannot be used.
+/// A device profile that cannot be used: an unknown name, a value out of
+/// range, or a profile file with problems.
 public struct ProfileError: Error, Sendable, Hashable, CustomStringConvertible {
-  /// What is wrong, naming the field and value.
+  /// What is wrong, naming the field and value (for a file: the file, then
+  /// one line per problem).
   public let description: String
-  init(_ description: String) { self.description = description }
+  /// The problems found in a profile file, each `path: what is wrong`;
+  /// empty for other errors.
+  public let problems: [String]
+
+  /// An error described by one sentence.
+  public init(_ description: String) {
+    self.description = description
+    self.problems = []
+  }
+
+  /// A profile file with the problems found in it, each `path: what is
+  /// wrong` (`appOpens[0].at: "25:99" is not a time of day`).
+  public init(file: String, problems: [String]) {
+    let head = problems.count == 1 ? "invalid profile \(file):" : "invalid profile \(file) (\(problems.count) problems):"
+    self.description = ([head] + problems.map { "  \($0)" }).joined(separator: "\n")
+    self.problems = problems
+  }
 }
 
 extension DeviceProfile {
-  /// Loads a profile from a JSON file.
+  /// A built-in profile by name (see ``builtIns``).
   ///
-  /// - Throws: ``ProfileError`` when the file cannot be read or is not a valid profile.
-  public static func load(from url: URL) throws(ProfileError) -> DeviceProfile {
-    let data: Data
-    do { data = try Data(contentsOf: url) } catch {
-      throw ProfileError("cannot read profile \(url.path): \(error.localizedDescription)")
-    }
-    return try decode(data, origin: url.lastPathComponent)
-  }
-
-  /// Decodes a profile from JSON.
+  ///     let profile = try DeviceProfile.named("night-charger")
   ///
-  /// - Throws: ``ProfileError`` when the JSON is not a valid profile.
-  public static func decode(_ data: Data, origin: String = "profile") throws(ProfileError) -> DeviceProfile {
-    let profile: DeviceProfile
-    do { profile = try JSONDecoder().decode(DeviceProfile.self, from: data) } catch {
-      throw ProfileError("\(origin) is not a valid device profile: \(error)")
-    }
-    try profile.validate()
-    return profile
-  }
-
-  /// A built-in profile by name, or a JSON file when `name` is a path.
+  /// Profile files are read by the Forage module: `DeviceProfile.load(path:)`,
+  /// or `DeviceProfile.named(orPath:)` for a name or a path.
   ///
-  /// - Throws: ``ProfileError`` listing the built-in names when neither matches.
+  /// - Throws: ``ProfileError`` listing the built-in names when none matches.
   public static func named(_ name: String) throws(ProfileError) -> DeviceProfile {
     if let builtIn = builtIns.first(where: { $0.name == name }) { return builtIn }
-    if name.hasSuffix(".json") || name.contains("/") { return try load(from: URL(fileURLWithPath: name)) }
-    throw ProfileError("unknown profile \"\(name)\"; built-in profiles: \(builtIns.map(\.name).joined(separator: ", ")), or a path to a JSON file")
+    throw ProfileError("unknown profile \"\(name)\"; built-in profiles: \(builtIns.map(\.name).joined(separator: ", "))")
   }
 
   /// The built-in profiles.

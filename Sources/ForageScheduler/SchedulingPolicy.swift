@@ -11,7 +11,7 @@ import Foundation
 /// which are documented by Apple and which are our assumptions.
 public struct SchedulingPolicy: Codable, Sendable, Hashable {
   /// Where the system places refresh launches.
-  public enum RefreshPlacement: String, Codable, Sendable, Hashable {
+  public enum RefreshPlacement: String, Codable, Sendable, Hashable, CaseIterable {
     /// Shortly before the app is usually opened (iOS).
     case beforePredictedOpen
     /// As soon as the request is due and the conditions allow (a server, or a daemon).

@@ -42,6 +42,27 @@ import ForageTestSupport
     let b = try runForage(["simulate", "--config", config, "--days", "0"])
     #expect(b.status == 2)
   }
+
+  @Test func test_issue8_profileFile_isValidatedLikeAConfig() throws {
+    let dir = TemporaryDirectory()
+    let config = try dir.write("forage.json", SimulateCommandTests.config)
+    let profile = try dir.write("me.json", #"{"name": "me", "appOpens": [{"atx": "07:00"}], "chargng": []}"#)
+    let r = try runForage(["simulate", "--config", config, "--profile", profile])
+    #expect(r.status == 2)
+    #expect(r.stderr == """
+      forage simulate: invalid profile \(profile) (3 problems):
+        chargng: unknown key "chargng" (did you mean "charging"?)
+        appOpens[0].atx: unknown key "atx" (did you mean "at"?)
+        appOpens[0].at: missing: give the time of day, such as "07:30"
+
+      """)
+    // A profile with a byte order mark, as some editors save it.
+    let bom = dir.file("bom.json")
+    try Data([0xEF, 0xBB, 0xBF] + Array(#"{"name": "bom", "appOpens": [{"at": "12:00"}]}"#.utf8)).write(to: URL(fileURLWithPath: bom))
+    let ok = try runForage(["simulate", "--config", config, "--profile", bom, "--days", "2"])
+    #expect(ok.status == 0, "\(ok.stderr)")
+    #expect(ok.stdout.contains("Profile: bom"))
+  }
 }
 
 @Suite(.serialized) struct DaemonCommandTests {

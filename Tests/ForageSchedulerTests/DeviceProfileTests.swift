@@ -22,16 +22,21 @@ import Testing
     }
   }
 
-  @Test func test_jsonProfile_decodesAndGenerates() throws {
-    let json = """
-      {"name": "night-nurse",
-       "appOpens": [{"at": "19:30", "jitter": "20m", "session": "5m", "probability": 1}],
-       "charging": [{"from": "09:00", "to": "15:00"}],
-       "network": {"default": "wifi", "windows": [{"from": "18:30", "to": "19:15", "network": "cellular"}]},
-       "backgroundAppRefresh": "denied", "forceQuitProbability": 0}
-      """
-    let p = try DeviceProfile.decode(Data(json.utf8))
-    #expect(p.name == "night-nurse")
+  @Test func test_unknownName_doesNotOfferFiles() {
+    // Files are read by the Forage module (DeviceProfile.named(orPath:)).
+    #expect(throws: ProfileError("unknown profile \"me.json\"; built-in profiles: commuter, night-charger, heavy-user, rarely-used, server")) {
+      try DeviceProfile.named("me.json")
+    }
+  }
+
+  @Test func test_profile_generatesItsDays() throws {
+    var p = DeviceProfile(name: "night-nurse")
+    p.appOpens = [.init(at: "19:30", jitter: "20m", session: "5m", probability: 1)]
+    p.charging = [.init(from: "09:00", to: "15:00")]
+    p.network = .init(default: .wifi, windows: [.init(from: "18:30", to: "19:15", network: .cellular)])
+    p.backgroundAppRefresh = .denied
+    p.forceQuitProbability = 0
+    try p.validate()
     #expect(p.initialConditions.backgroundRefreshStatus == .denied)
     var r = SeededRandom(seed: 1)
     let events = p.events(forDay: 1, using: &r)
@@ -41,24 +46,32 @@ import Testing
     #expect(events.contains { $0.1 == .charging(true) && $0.0 == 86_400_000 + 9 * 3_600_000 })
   }
 
-  @Test func test_badValues_areRejectedWithTheField() {
-    let badTime = #"{"name": "x", "appOpens": [{"at": "25:99"}]}"#
-    #expect(throws: ProfileError.self) { try DeviceProfile.decode(Data(badTime.utf8)) }
-    let badDuration = #"{"name": "x", "charging": [{"from": "01:00", "to": "02:00", "jitter": "soon"}]}"#
+  @Test func test_validate_rejectsBadValuesWithTheField() {
+    var badTime = DeviceProfile(name: "x")
+    badTime.appOpens = [.init(at: "25:99")]
+    #expect(throws: ProfileError.self) { try badTime.validate() }
+    var badDuration = DeviceProfile(name: "x")
+    badDuration.charging = [.init(from: "01:00", to: "02:00", jitter: "soon")]
     do {
-      _ = try DeviceProfile.decode(Data(badDuration.utf8))
+      try badDuration.validate()
       Issue.record("should throw")
     } catch {
       #expect(error.description.contains("soon"))
     }
-    #expect(throws: ProfileError.self) { try DeviceProfile.decode(Data("{}".utf8)) }
   }
 
-  @Test func test_profileFile_loads() throws {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("forage-profile-\(UUID().uuidString).json")
-    defer { try? FileManager.default.removeItem(at: url) }
-    try JSONEncoder().encode(DeviceProfile.commuter).write(to: url)
-    #expect(try DeviceProfile.named(url.path) == DeviceProfile.commuter)
+  @Test func test_profileError_listsTheProblemsOfAFile() {
+    let one = ProfileError(file: "me.json", problems: ["name: missing"])
+    #expect(one.description == "invalid profile me.json:\n  name: missing")
+    let two = ProfileError(file: "me.json", problems: ["a: x", "b: y"])
+    #expect(two.description == "invalid profile me.json (2 problems):\n  a: x\n  b: y")
+    #expect(two.problems == ["a: x", "b: y"])
+  }
+
+  @Test func test_codable_roundTripsEveryBuiltIn() throws {
+    for p in DeviceProfile.builtIns {
+      #expect(try JSONDecoder().decode(DeviceProfile.self, from: JSONEncoder().encode(p)) == p)
+    }
   }
 
   @Test func test_durationAndTimeParsing() {

@@ -1,8 +1,9 @@
 import Foundation
 import ForageHTML
 
-/// Turns config JSON into `ForageConfig`, collecting every problem with its
-/// path instead of stopping at the first.
+/// Turns JSON a person wrote into values, collecting every problem with its
+/// path instead of stopping at the first: configs (`ForageConfig`) here,
+/// device profiles in `ConfigReader+DeviceProfile.swift`.
 struct ConfigReader {
   var problems: [ConfigProblem] = []
 
@@ -76,6 +77,20 @@ struct ConfigReader {
   /// read as infinity, and its digits are gone.
   static func numberText(_ n: Double) -> String {
     n.isFinite ? JSONValue.format(n) : "the number"
+  }
+
+  /// A number, or nil with a problem reported at `path`; `range` bounds it.
+  mutating func number(_ v: JSONValue?, at path: String, in range: ClosedRange<Double>) -> Double? {
+    guard let v else { return nil }
+    guard case .number(let n) = v else {
+      problem(path, "expected a number from \(JSONValue.format(range.lowerBound)) to \(JSONValue.format(range.upperBound)), found \(v.description)")
+      return nil
+    }
+    guard range.contains(n) else {
+      problem(path, "\(ConfigReader.numberText(n)) is out of range; it must be from \(JSONValue.format(range.lowerBound)) to \(JSONValue.format(range.upperBound))")
+      return nil
+    }
+    return n
   }
 
   mutating func duration(_ v: JSONValue?, at path: String) -> Duration? {
