@@ -1,18 +1,22 @@
 import CSQLite
+import Foundation
 
 /// An error of the store: a failed SQLite call, a store written by a newer
 /// Forage, or a request for something the store does not hold.
 ///
-/// Its `description` says what happened, the C function that failed, the
-/// SQLite result code and message, and the SQL text or store path; never
-/// the values bound to a statement.
+/// Its `description` is a sentence for the person running Forage: the store
+/// path and what is wrong with it (its folder does not exist, permission
+/// denied, not a SQLite database). Its `debugDescription` adds the detail
+/// for a bug report: the C function that failed, the SQLite result code and
+/// message, and the SQL text; never the values bound to a statement.
 ///
 ///     do { _ = try SQLiteStore(path: "notes.txt") } catch let error as StoreError {
-///       print(error)   // cannot open store 'notes.txt': file is not a database (…, code 26)
+///       print(error)        // cannot open the store notes.txt: it is not a SQLite database
+///       debugPrint(error)   // … [sqlite3_exec, code 26: file is not a database]; SQL: …
 ///     }
 ///
 /// - SeeAlso: <https://www.sqlite.org/rescode.html>
-public struct StoreError: Error, CustomStringConvertible, Sendable {
+public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConvertible, Sendable {
   /// What kind of failure this is; more kinds may be added.
   public struct Kind: Hashable, Sendable, CustomStringConvertible {
     fileprivate let name: String
@@ -30,7 +34,8 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
   }
 
   private enum Code: Sendable {
-    case open(path: String)
+    /// `reason` says why, in words, found when the error was made.
+    case open(path: String, reason: String)
     case statement(sql: String, path: String)
     case newerStore(path: String, unknown: [String])
     case notFound(what: String)
@@ -65,30 +70,82 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
   /// The primary SQLite result code (the extended code's low byte).
   public var primarySQLiteCode: Int32? { sqliteCode.map { $0 & 0xff } }
 
+  /// What went wrong, as a sentence about the store: no C function, result
+  /// code or SQL (see `debugDescription`).
   public var description: String {
-    let detail: String
-    if let function, let sqliteCode {
-      detail = "\(sqliteMessage ?? "unknown error") (\(function), code \(sqliteCode))"
-    } else {
-      detail = sqliteMessage ?? "unknown error"
-    }
     switch code {
-    case .open(let path):
-      return "cannot open store '\(path)': \(detail)"
-    case .statement(let sql, let path):
-      return "statement failed on store '\(path)': \(detail); SQL: \(sql)"
+    case .open(let path, let reason):
+      return "cannot open the store \(path): \(reason)"
+    case .statement(_, let path):
+      return "cannot use the store \(path): \(StoreError.reason(code: sqliteCode, message: sqliteMessage))"
     case .newerStore(let path, let unknown):
-      return "store '\(path)' was written by a newer Forage: it has migrations this build "
+      return "the store \(path) was written by a newer Forage: it has migrations this build "
         + "does not know (\(unknown.joined(separator: ", "))); upgrade Forage or use another store"
     case .notFound(let what):
-      return "store has no \(what)"
+      return "the store has no \(what)"
     }
+  }
+
+  /// The description followed by the detail for a bug report: the C
+  /// function, the SQLite result code and message, and the SQL text.
+  public var debugDescription: String {
+    var text = description
+    if let function, let sqliteCode {
+      text += " [\(function), code \(sqliteCode): \(sqliteMessage ?? "no message")]"
+    }
+    if case .statement(let sql, _) = code { text += "; SQL: \(sql)" }
+    return text
+  }
+
+  /// Why a call failed, in words, from its result code; SQLite's own message
+  /// for the rarer codes.
+  static func reason(code: Int32?, message: String?) -> String {
+    switch code.map({ $0 & 0xff }) {
+    case SQLITE_FULL: return "the disk is full"
+    case SQLITE_READONLY: return "it cannot be written (a read-only file, folder or disk)"
+    case SQLITE_PERM, SQLITE_AUTH: return "permission denied"
+    case SQLITE_BUSY, SQLITE_LOCKED: return "another process kept it locked for too long"
+    case SQLITE_CORRUPT: return "the file is damaged"
+    case SQLITE_NOTADB: return "it is not a SQLite database"
+    case SQLITE_IOERR: return "reading or writing the disk failed"
+    case SQLITE_CANTOPEN: return "the file cannot be opened"
+    default: return message ?? "an unknown error"
+    }
+  }
+
+  /// Why `path` could not be opened, in words: what the file system says
+  /// about the path first (a missing folder, a folder, permissions), then
+  /// the result code.
+  static func openReason(path: String, code: Int32, message: String?) -> String {
+    let primary = code & 0xff
+    if primary == SQLITE_NOTADB { return "it is not a SQLite database" }
+    guard path != ":memory:", !path.hasPrefix("file:") else { return reason(code: code, message: message) }
+    let files = FileManager.default
+    var isFolder: ObjCBool = false
+    if files.fileExists(atPath: path, isDirectory: &isFolder) {
+      if isFolder.boolValue { return "it is a folder" }
+      if !files.isReadableFile(atPath: path) || !files.isWritableFile(atPath: path) { return "permission denied" }
+    } else {
+      let parent = (path as NSString).deletingLastPathComponent
+      let folder = parent.isEmpty ? "." : parent
+      if !files.fileExists(atPath: folder, isDirectory: &isFolder) { return "its folder \(folder) does not exist" }
+      if !isFolder.boolValue { return "\(folder) is not a folder" }
+      if !files.isWritableFile(atPath: folder) { return "permission denied (cannot create a file in \(folder))" }
+    }
+    if primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN {
+      // The WAL and its index are files beside the store: the folder must be writable.
+      let parent = (path as NSString).deletingLastPathComponent
+      if !files.isWritableFile(atPath: parent.isEmpty ? "." : parent) { return "permission denied on its folder" }
+    }
+    return reason(code: code, message: message)
   }
 
   // MARK: Internal constructors
 
   static func open(path: String, function: String, code: Int32, message: String?) -> StoreError {
-    StoreError(.open(path: path), function: function, sqliteCode: code, message: message)
+    StoreError(
+      .open(path: path, reason: openReason(path: path, code: code, message: message)),
+      function: function, sqliteCode: code, message: message)
   }
 
   static func statement(

@@ -80,6 +80,17 @@ import Testing
     #expect(r.stderr.contains("fetch.concurrency: the number is too large; it must be at most 9007199254740991"))
   }
 
+  @Test func test_issue8_storeInAMissingFolder_isASentence() throws {
+    let dir = TemporaryDirectory()
+    let config = try dir.write("forage.json", #"{"sources": [{"name": "a", "url": "http://127.0.0.1:9/"}]}"#)
+    let store = dir.file("no-such-folder/x.sqlite")
+    let r = try runForage(["run", "--config", config, "--store", store])
+    #expect(r.status == 2)
+    #expect(r.stderr.contains("cannot open the store \(store): its folder \(dir.file("no-such-folder")) does not exist"))
+    #expect(!r.stderr.contains("sqlite3_"))
+    #expect(!r.stderr.contains("code 14"))
+  }
+
   @Test func test_query_fileWithTextAttrCountJSON() throws {
     let dir = TemporaryDirectory()
     let page = try dir.write("p.html", "<ul><li><a href=/a>One</a><li><a href=/b>Two &amp; more</a></ul>")
