@@ -65,6 +65,23 @@ struct Migrator {
     return done
   }
 
+  /// Refuses a database that another program made: one with tables (or
+  /// views) but no `forage_migrations`. An empty database, or one Forage
+  /// has migrated, passes. It only reads the schema.
+  ///
+  /// - Throws: `StoreError` of kind `.foreignDatabase` naming the tables.
+  static func refuseForeignDatabase(_ db: SQLiteConnection) throws {
+    let names = try db.uncachedStatement(
+      """
+      SELECT name FROM sqlite_schema
+      WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name
+      """
+    ).rows { $0.string(0) }
+    if !names.isEmpty && !names.contains("forage_migrations") {
+      throw StoreError.foreignDatabase(path: db.path, tables: names)
+    }
+  }
+
   /// Names recorded in `forage_migrations`, in the order they were applied.
   func appliedNames(_ db: SQLiteConnection) throws -> [String] {
     try db.uncachedStatement("SELECT name FROM forage_migrations ORDER BY rowid")

@@ -32,7 +32,8 @@ public actor SQLiteStore: Store {
   ///   - busyTimeout: How long a write waits for another process's write.
   ///
   /// - Throws: `StoreError` of kind `.open` when the file cannot be opened,
-  ///   `.notADatabase` when it is not an SQLite database (it is left
+  ///   `.notADatabase` when it is not an SQLite database, `.foreignDatabase`
+  ///   when it is the database of another program (both are left
   ///   untouched), `.newerStore` when a newer Forage wrote it.
   public init(path: String, busyTimeout: Duration = StoreDefaults.busyTimeout) throws {
     let db = try SQLiteConnection(path: path, busyTimeout: busyTimeout)
@@ -43,11 +44,13 @@ public actor SQLiteStore: Store {
   }
 
   /// Sets the connection's pragmas; the first read of the file happens
-  /// here, so a file that is not a database fails here, before any write.
+  /// here, so a file that is not a database, or the database of another
+  /// program, fails here, before any write (`journal_mode = WAL` writes).
   private static func configure(_ db: SQLiteConnection) throws {
     do {
       // Reading the schema first detects a non-database without writing.
       try db.exec("SELECT count(*) FROM sqlite_schema")
+      try Migrator.refuseForeignDatabase(db)
       try db.exec("PRAGMA journal_mode = WAL")
       try db.exec("PRAGMA synchronous = NORMAL")
       try db.exec("PRAGMA foreign_keys = ON")

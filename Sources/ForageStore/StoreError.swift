@@ -2,7 +2,8 @@ import CSQLite
 import Foundation
 
 /// An error of the store: a failed SQLite call, a store written by a newer
-/// Forage, or a request for something the store does not hold.
+/// Forage or by another program, or a request for something the store does
+/// not hold.
 ///
 /// Its `description` is a sentence for the person running Forage: the store
 /// path and what is wrong with it (its folder does not exist, permission
@@ -30,6 +31,9 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
     public static let statement = Kind(name: "statement")
     /// The store holds no such crawl, run or row.
     public static let notFound = Kind(name: "notFound")
+    /// The file is a SQLite database of another program (it has tables but
+    /// no Forage migrations); Forage leaves it untouched.
+    public static let foreignDatabase = Kind(name: "foreignDatabase")
     public var description: String { name }
   }
 
@@ -38,6 +42,7 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
     case open(path: String, reason: String)
     case statement(sql: String, path: String)
     case newerStore(path: String, unknown: [String])
+    case foreignDatabase(path: String, tables: [String])
     case notFound(what: String)
   }
 
@@ -63,6 +68,7 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
       return (sqliteCode.map { $0 & 0xff } == SQLITE_NOTADB) ? .notADatabase : .open
     case .statement: return .statement
     case .newerStore: return .newerStore
+    case .foreignDatabase: return .foreignDatabase
     case .notFound: return .notFound
     }
   }
@@ -81,6 +87,11 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
     case .newerStore(let path, let unknown):
       return "the store \(path) was written by a newer Forage: it has migrations this build "
         + "does not know (\(unknown.joined(separator: ", "))); upgrade Forage or use another store"
+    case .foreignDatabase(let path, let tables):
+      let shown = tables.count > 5 ? tables.prefix(5).joined(separator: ", ") + " and \(tables.count - 5) more"
+        : tables.joined(separator: ", ")
+      return "\(path) is a SQLite database of another program (tables: \(shown)); "
+        + "Forage will not add its tables to it. Use a new path."
     case .notFound(let what):
       return "the store has no \(what)"
     }
@@ -146,6 +157,10 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
     StoreError(
       .open(path: path, reason: openReason(path: path, code: code, message: message)),
       function: function, sqliteCode: code, message: message)
+  }
+
+  static func foreignDatabase(path: String, tables: [String]) -> StoreError {
+    StoreError(.foreignDatabase(path: path, tables: tables), function: nil, sqliteCode: nil, message: nil)
   }
 
   static func statement(

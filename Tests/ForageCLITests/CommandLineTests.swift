@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import ForageStore
 
 @Suite struct CommandLineTests {
   @Test func test_runHelp_isTheDocumentedText() throws {
@@ -89,6 +90,21 @@ import Testing
     #expect(r.stderr.contains("cannot open the store \(store): its folder \(dir.file("no-such-folder")) does not exist"))
     #expect(!r.stderr.contains("sqlite3_"))
     #expect(!r.stderr.contains("code 14"))
+  }
+
+  @Test func test_issue8_foreignDatabase_isRefused() throws {
+    let dir = TemporaryDirectory()
+    let config = try dir.write("forage.json", #"{"sources": [{"name": "a", "url": "http://127.0.0.1:9/"}]}"#)
+    let store = dir.file("other.sqlite")
+    do {
+      let db = try SQLiteConnection(path: store)
+      try db.exec("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('mine')")
+    }
+    let before = try Data(contentsOf: URL(fileURLWithPath: store))
+    let r = try runForage(["run", "--config", config, "--store", store])
+    #expect(r.status == 2)
+    #expect(r.stderr.contains("\(store) is a SQLite database of another program (tables: notes); Forage will not add its tables to it. Use a new path."))
+    #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
   }
 
   @Test func test_query_fileWithTextAttrCountJSON() throws {
