@@ -9,6 +9,7 @@ struct QueryCommand: Command {
   static let abstract = "Try a CSS selector on an HTML file or URL."
   static let help = """
     Usage: forage query FILE|URL SELECTOR [--text | --attr NAME | --count] [--json]
+                        [--charset NAME]
 
     Parses the page with Forage's HTML parser and prints every element that
     matches SELECTOR: its outer HTML, or its text with --text, an attribute
@@ -20,7 +21,12 @@ struct QueryCommand: Command {
       --attr NAME   Print each match's attribute NAME (skipping those without it).
       --count       Print only the number of matches.
       --json        Print a JSON array (of strings; or a number with --count).
-      --charset CS  The page's encoding when it does not say (files only).
+      --charset NAME
+                    Decode the page as NAME: UTF-8, UTF-16LE, UTF-16BE or
+                    windows-1252, or a label of one (utf8, latin1,
+                    iso-8859-1, ascii...). It takes the place of the
+                    server's charset and of the page's <meta charset>; a
+                    byte order mark still wins.
     """
 
   var input: String
@@ -29,14 +35,23 @@ struct QueryCommand: Command {
   var attr: String?
   var count = false
   var json = false
-  var charset: String?
+  /// The encoding `--charset` names, if given.
+  var charset: InputDecoder.Encoding?
 
   init(_ args: inout ArgumentList) throws(UsageError) {
     text = args.flag("--text")
     count = args.flag("--count")
     json = args.flag("--json")
     attr = try args.option("--attr")
-    charset = try args.option("--charset")
+    if let name = try args.option("--charset") {
+      guard let encoding = InputDecoder.encoding(forLabel: name) else {
+        let known = InputDecoder.Encoding.allCases.map(\.rawValue)
+        throw UsageError(
+          "unknown charset \"\(name)\"; Forage decodes \(known.dropLast().joined(separator: ", ")) and \(known.last!) "
+            + "(labels such as utf8, latin1, iso-8859-1 and ascii name them too)")
+      }
+      charset = encoding
+    }
     input = try args.positional("a FILE or URL")
     selector = try args.positional("a SELECTOR")
     try args.expectNoMore()
@@ -52,7 +67,7 @@ struct QueryCommand: Command {
       return .badInput
     }
     let bytes: [UInt8]
-    var encoding = charset
+    var encoding = charset?.rawValue
     if input.hasPrefix("http://") || input.hasPrefix("https://") {
       guard let url = WebURL(input) else {
         out.error("forage query: not a valid URL: \(input)")
@@ -69,8 +84,9 @@ struct QueryCommand: Command {
           return .jobFailed
         }
         bytes = response.body
-        // The parser reads the charset parameter of a whole Content-Type value.
-        if let ct = response.headers["Content-Type"] { encoding = ct }
+        // The parser reads the charset parameter of a whole Content-Type
+        // value; --charset, when given, takes its place.
+        if charset == nil, let ct = response.headers["Content-Type"] { encoding = ct }
       case .failed(let error):
         out.error("forage query: \(error)")
         return .jobFailed

@@ -8,7 +8,7 @@
 ///   <https://encoding.spec.whatwg.org/>
 public enum InputDecoder {
   /// The encodings with a decoder here.
-  public enum Encoding: String, Sendable {
+  public enum Encoding: String, Sendable, CaseIterable {
     case utf8 = "UTF-8"
     case utf16LE = "UTF-16LE"
     case utf16BE = "UTF-16BE"

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ForageStore
+import ForageTestSupport
 
 @Suite struct CommandLineTests {
   @Test func test_runHelp_isTheDocumentedText() throws {
@@ -105,6 +106,44 @@ import Testing
     #expect(r.status == 2)
     #expect(r.stderr.contains("\(store) is a SQLite database of another program (tables: notes); Forage will not add its tables to it. Use a new path."))
     #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+  }
+
+  @Test func test_issue8_query_unknownCharset_exit2_namesTheKnownOnes() throws {
+    let dir = TemporaryDirectory()
+    let page = try dir.write("p.html", "<p>hi</p>")
+    let r = try runForage(["query", page, "p", "--charset", "shift_jis"])
+    #expect(r.status == 2)
+    #expect(r.stderr.contains(#"unknown charset "shift_jis"; Forage decodes UTF-8, UTF-16LE, UTF-16BE and windows-1252"#))
+    #expect(r.stdout.isEmpty)
+  }
+
+  @Test func test_issue8_query_charset_decodesTheInput() throws {
+    let dir = TemporaryDirectory()
+    // UTF-16LE without a byte order mark: only --charset can say so.
+    let utf16 = dir.file("u16.html")
+    try Data("<p>héllo</p>".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }).write(to: URL(fileURLWithPath: utf16))
+    #expect(try runForage(["query", utf16, "p", "--text", "--charset", "utf-16le"]).stdout == "héllo\n")
+    // Valid UTF-8 bytes that are Latin-1 text: --charset wins over the bytes and the <meta>.
+    let latin = try dir.write("l.html", #"<meta charset="utf-8"><p>été</p>"#)
+    #expect(try runForage(["query", latin, "p", "--text"]).stdout == "été\n")
+    #expect(try runForage(["query", latin, "p", "--text", "--charset", "latin1"]).stdout == "Ã©tÃ©\n")
+  }
+
+  @Test func test_issue8_query_charset_decodesAURLWhoseServerNamesNoCharset() throws {
+    let body = "<p>héllo</p>".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+    let server = try TestServer(routes: [
+      "/u16": .fixed(TestResponse(headers: [("Content-Type", "text/html")], body: body))
+    ])
+    defer { server.stop() }
+    let r = try runForage(["query", server.url("/u16"), "p", "--text", "--charset", "UTF-16LE"])
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(r.stdout == "héllo\n")
+  }
+
+  @Test func test_queryHelp_listsCharset() throws {
+    let r = try runForage(["query", "--help"])
+    #expect(r.stdout.contains("[--charset NAME]"))
+    #expect(r.stdout.contains("  --charset NAME\n"))
   }
 
   @Test func test_query_fileWithTextAttrCountJSON() throws {
