@@ -17,7 +17,10 @@ struct ExportCommand: Command {
       --store PATH      The SQLite file to read (required).
       --source NAME     Only this source's records.
       --format FORMAT   jsonl (default) or csv.
-      --out FILE        Write to FILE instead of standard output.
+      --out FILE        Write to FILE instead of standard output. An existing
+                        regular file is replaced only once the export is
+                        complete; a folder, a device or the store itself is
+                        refused (exit 2) and nothing is touched.
     """
 
   var store: String
@@ -44,46 +47,61 @@ struct ExportCommand: Command {
       out.error("forage export: no store at \(store)")
       return .badInput
     }
-    let opened: any Store
-    do { opened = try openStore(store) } catch {
-      out.error("forage export: \(error)")
-      return .badInput
-    }
-    // With --out, write beside the target and rename at the end, so a failed
-    // export leaves the previous file as it was.
-    let partial = outFile.map { $0 + ".partial" }
-    var handle: FileHandle?
-    if let partial {
-      guard FileManager.default.createFile(atPath: partial, contents: nil), let h = FileHandle(forWritingAtPath: partial) else {
-        out.error("forage export: cannot write \(partial)")
+    // Check the output before opening anything: a folder, a device or the
+    // store itself is refused with nothing touched.
+    var output: OutputFile?
+    if let outFile {
+      do { output = try OutputFile(path: outFile, protecting: OutputFile.protectingStore(store)) } catch {
+        out.error("forage export", error)
         return .badInput
       }
-      handle = h
     }
-    defer {
-      try? handle?.close()
-      if let partial { try? FileManager.default.removeItem(atPath: partial) }
+    let opened: any Store
+    do { opened = try openStore(store) } catch {
+      out.error("forage export", error)
+      return .badInput
+    }
+    if let source {
+      do {
+        let known = try await opened.sourceNames()
+        guard known.contains(source) else {
+          let hint = Spelling.closest(to: source, in: known).map { " (did you mean \"\($0)\"?)" } ?? ""
+          let list = known.isEmpty ? "it holds no sources yet" : "it holds \(known.joined(separator: ", "))"
+          out.error("forage export: the store \(store) has no source \"\(source)\"\(hint); \(list)")
+          try? await opened.close()
+          return .badInput
+        }
+      } catch {
+        out.error("forage export", error)
+        return .jobFailed
+      }
+    }
+    // With --out, the records go to a new file beside the target that
+    // replaces it only when complete: a failed export leaves the previous
+    // file as it was.
+    var writer: OutputFile.Writer?
+    do { writer = try output?.open() } catch {
+      out.error("forage export", error)
+      return .badInput
     }
     do {
       var buffer = ""
       let count = try await Exporter(store: opened).export(format: format, source: source) { chunk in
         buffer += chunk
         if buffer.utf8.count > 1 << 16 {
-          if let handle { handle.write(Data(buffer.utf8)) } else { out.write(1, buffer) }
+          if let writer { try writer.write(buffer) } else { out.write(1, buffer) }
           buffer = ""
         }
       }
-      if let handle { handle.write(Data(buffer.utf8)) } else { out.write(1, buffer) }
-      if let outFile, let partial {
-        try handle?.close()
-        handle = nil
-        if FileManager.default.fileExists(atPath: outFile) { try FileManager.default.removeItem(atPath: outFile) }
-        try FileManager.default.moveItem(atPath: partial, toPath: outFile)
-        out.error("wrote \(count) records to \(outFile)")
+      if let writer { try writer.write(buffer) } else { out.write(1, buffer) }
+      if let writer, let output {
+        try writer.commit()
+        out.error("wrote \(count) records to \(output.path)")
       }
+      try? await opened.close()
       return .ok
     } catch {
-      out.error("forage export: \(error)")
+      out.error("forage export", error)
       return .jobFailed
     }
   }
