@@ -15,6 +15,8 @@ final class SQLiteConnection {
   let path: String
   private var cache: [String: SQLiteStatement] = [:]
   private var cacheOrder: [String] = []
+  /// True after `close()`: the handle is gone and every call throws.
+  private(set) var isClosed = false
 
   /// Opens (creating if needed) the database at `path`.
   ///
@@ -39,13 +41,36 @@ final class SQLiteConnection {
 
   deinit {
     cache.removeAll()  // finalize statements before closing
-    sqlite3_close_v2(handle)
+    if !isClosed { sqlite3_close_v2(handle) }
+  }
+
+  /// Closes the connection now. The last connection to a WAL database
+  /// checkpoints the WAL into the main file and removes it, so the file alone
+  /// is then a complete copy.
+  ///
+  /// - Throws: `StoreError` naming `sqlite3_close` (the connection stays open).
+  /// - SeeAlso: <https://www.sqlite.org/c3ref/close.html>
+  func close() throws {
+    guard !isClosed else { return }
+    cache.removeAll()
+    cacheOrder.removeAll()
+    let rc = sqlite3_close(handle)
+    guard rc == SQLITE_OK else {
+      throw StoreError.statement(
+        sql: "(close)", path: path, function: "sqlite3_close", code: rc, message: String(cString: sqlite3_errstr(rc)))
+    }
+    isClosed = true
+  }
+
+  private func checkOpen() throws {
+    if isClosed { throw StoreError.closed(path: path) }
   }
 
   /// Runs one or more SQL statements without parameters.
   ///
   /// - Throws: `StoreError` naming `sqlite3_exec` and the SQL.
   func exec(_ sql: String) throws {
+    try checkOpen()
     var message: UnsafeMutablePointer<CChar>?
     let rc = sqlite3_exec(handle, sql, nil, nil, &message)
     if rc != SQLITE_OK {
@@ -60,6 +85,7 @@ final class SQLiteConnection {
   ///
   /// - Throws: `StoreError` naming `sqlite3_prepare_v3` and the SQL.
   func statement(_ sql: String) throws -> SQLiteStatement {
+    try checkOpen()
     if let statement = cache[sql] {
       statement.clear()
       return statement
@@ -75,7 +101,8 @@ final class SQLiteConnection {
 
   /// A fresh statement that is not cached (for one-off SQL).
   func uncachedStatement(_ sql: String) throws -> SQLiteStatement {
-    try SQLiteStatement(db: handle, sql: sql, path: path)
+    try checkOpen()
+    return try SQLiteStatement(db: handle, sql: sql, path: path)
   }
 
   /// Rows changed by the last INSERT, UPDATE or DELETE.

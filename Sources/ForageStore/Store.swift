@@ -75,6 +75,16 @@ public protocol Store: AnyObject, Sendable {
 
   /// Keeps `file` in place of its origin's earlier answer.
   func keepRobotsFile(_ file: RobotsFile) async throws
+
+  // MARK: The store as a whole
+
+  /// The names of the sources the store holds records or crawls of, sorted.
+  func sourceNames() async throws -> [String]
+
+  /// Writes everything out and closes the store; later calls throw. For
+  /// SQLite the WAL is checkpointed into the database file and removed, so
+  /// the file alone is a complete copy. A process that exits cleanly calls it.
+  func close() async throws
 }
 
 /// An origin's robots.txt answer as the store keeps it, so that later
@@ -84,7 +94,8 @@ public struct RobotsFile: Sendable, Hashable {
   public var origin: String
   /// How the fetcher read the answer (`rules`, `allow-all`, `disallow-all`).
   public var verdict: String
-  /// The file, for `rules`.
+  /// The file, for `rules`; for `disallow-all`, why it could not be had
+  /// (UTF-8 text such as `HTTP 503`), so later launches can say so.
   public var body: [UInt8]
   public var fetchedAt: Date
   public var expiresAt: Date
@@ -330,7 +341,8 @@ public struct RecordChange: Sendable, Hashable {
 /// The totals of one task run, as the engine reports them.
 public struct RunSummary: Sendable, Hashable, Codable {
   public var finishedAt: Date
-  /// `completed`, `budget` (stopped for the budget), `failed`, `killed`.
+  /// `completed`, `budget` (stopped for the budget), `interrupted` (stopped
+  /// on request: a signal), `failed`, `killed`.
   public var outcome: String
   public var pagesFetched = 0
   public var pagesNotModified = 0

@@ -34,6 +34,8 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
     /// The file is a SQLite database of another program (it has tables but
     /// no Forage migrations); Forage leaves it untouched.
     public static let foreignDatabase = Kind(name: "foreignDatabase")
+    /// The store was closed (`Store.close()`) and cannot be used again.
+    public static let closed = Kind(name: "closed")
     public var description: String { name }
   }
 
@@ -44,6 +46,7 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
     case newerStore(path: String, unknown: [String])
     case foreignDatabase(path: String, tables: [String])
     case notFound(what: String)
+    case closed(path: String)
   }
 
   private let code: Code
@@ -70,6 +73,7 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
     case .newerStore: return .newerStore
     case .foreignDatabase: return .foreignDatabase
     case .notFound: return .notFound
+    case .closed: return .closed
     }
   }
 
@@ -94,6 +98,8 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
         + "Forage will not add its tables to it. Use a new path."
     case .notFound(let what):
       return "the store has no \(what)"
+    case .closed(let path):
+      return "the store \(path) was closed and cannot be used again"
     }
   }
 
@@ -173,6 +179,10 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
   static func newerStore(path: String, unknown: [String]) -> StoreError {
     StoreError(.newerStore(path: path, unknown: unknown), function: nil, sqliteCode: nil,
                message: nil)
+  }
+
+  static func closed(path: String) -> StoreError {
+    StoreError(.closed(path: path), function: nil, sqliteCode: nil, message: nil)
   }
 
   static func notFound(_ what: String) -> StoreError {
