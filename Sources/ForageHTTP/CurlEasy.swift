@@ -198,6 +198,13 @@ final class CurlEasy: @unchecked Sendable {
 
   /// Maps a libcurl error code to a typed error naming the limit and host.
   private func error(for code: CURLcode) -> FetchError {
+    var error = mappedError(for: code)
+    let text = errorMessage.isEmpty ? String(cString: curl_easy_strerror(code)) : errorMessage
+    error.detail = "libcurl code \(code.rawValue): \(text)"
+    return error
+  }
+
+  private func mappedError(for code: CURLcode) -> FetchError {
     let host = url?.host
     let name = host ?? "the server"
     let detail = errorMessage

@@ -169,7 +169,9 @@ final class CurlMulti: @unchecked Sendable {
         if curl_multi_add_handle(multi, easy.handle) == CURLM_OK {
           active[easy.handle] = easy
         } else {
-          finish(easy, .failure(FetchError(.transport, host: easy.url?.host, "curl_multi_add_handle failed")))
+          finish(easy, .failure(FetchError(
+                .transport, host: easy.url?.host, "the request to \(easy.url?.host ?? "the server") could not be started",
+                detail: "curl_multi_add_handle failed")))
         }
       }
       for (easy, id) in cancels.0 where active[easy.handle] === easy && easy.transferID == id {

@@ -68,7 +68,9 @@ public final class CurlTransport: Transport {
     // One loop for the whole exchange: its pool gives the handle, its thread runs it.
     let multi = self.multi
     guard let (easy, id) = multi.acquire() else {
-      throw FetchError(.transport, host: host, "curl_easy_init failed")
+      throw FetchError(
+        .transport, host: host, "the request to \(host ?? "the server") could not be started",
+        detail: "curl_easy_init failed")
     }
     try easy.configure(request)
     return try await withTaskCancellationHandler {

@@ -77,9 +77,14 @@ public struct FetchSettings: Sendable, Hashable {
   public var headers: [String: String] = [:]
   /// When true, cookies set by servers are kept for the fetcher's lifetime (one job).
   public var cookies = false
-  /// Credentials taken from environment variables, sent only to the origin of the
-  /// URL first asked for.
-  public var credentials: Credentials?
+  /// Secrets taken from environment variables (an `Authorization` header, an API
+  /// key header), sent only to ``credentialOrigins``: never to another origin a
+  /// redirect or a link leads to, never after a redirect from https to http.
+  public var credentials: [Credentials] = []
+  /// The origins (`https://api.example.com`, as `WebURL.origin` writes them) that
+  /// receive ``credentials``. Empty means the origin of the URL each fetch starts
+  /// from (its redirect targets elsewhere get nothing).
+  public var credentialOrigins: Set<String> = []
   /// A proxy URL such as `http://proxy:3128`; nil uses the environment
   /// (`http_proxy`, `https_proxy`, `no_proxy`).
   public var proxy: String?
@@ -103,7 +108,8 @@ public struct FetchSettings: Sendable, Hashable {
 
 /// Credentials named by environment variable, never stored in the config itself.
 ///
-///     settings.credentials = .basic(userEnv: "SHOP_USER", passwordEnv: "SHOP_PASSWORD")
+///     settings.credentials = [.basic(userEnv: "SHOP_USER", passwordEnv: "SHOP_PASSWORD")]
+///     settings.credentialOrigins = ["https://shop.example.com"]
 public struct Credentials: Sendable, Hashable {
   enum Kind: Sendable, Hashable {
     case basic(userEnv: String, passwordEnv: String)

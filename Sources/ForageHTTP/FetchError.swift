@@ -5,8 +5,10 @@
 ///     catch let error as FetchError where error.kind == .bodyTooLarge { … }
 ///
 /// The message names the limit crossed and the host, never a query string, a cookie
-/// or an `Authorization` value.
-public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible {
+/// or an `Authorization` value. `description` is that message alone, a sentence
+/// for a person; `debugDescription` adds the kind and the transport's own detail
+/// (a libcurl code, a URLError), for `--verbose` and bug reports.
+public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
   /// The kind of failure; compare with the static members.
   public struct Kind: Sendable, Hashable, CustomStringConvertible {
     private let code: Code
@@ -56,12 +58,16 @@ public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible {
   public let host: String?
   /// What happened, for a person: names the limit and the host.
   public let message: String
+  /// What the transport said (a libcurl code and text, a URLError code), for
+  /// `--verbose`; nil when there is nothing beyond the message.
+  public var detail: String?
 
-  /// Creates an error. `message` must not contain secrets.
-  public init(_ kind: Kind, host: String?, _ message: String) {
+  /// Creates an error. Neither `message` nor `detail` may contain secrets.
+  public init(_ kind: Kind, host: String?, _ message: String, detail: String? = nil) {
     self.kind = kind
     self.host = host
     self.message = message
+    self.detail = detail
   }
 
   /// True for failures worth retrying: connection errors, timeouts, truncation.
@@ -69,8 +75,12 @@ public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible {
     [.timeout, .connectFailed, .tooSlow, .truncated, .transport].contains(kind)
   }
 
-  public var description: String {
-    "FetchError.\(kind)\(host.map { " (\($0))" } ?? ""): \(message)"
+  /// The message: a sentence naming the host and what went wrong.
+  public var description: String { message }
+
+  /// The kind, host and transport detail beside the message.
+  public var debugDescription: String {
+    "\(message) [\(kind)\(host.map { ", host \($0)" } ?? "")\(detail.map { ", \($0)" } ?? "")]"
   }
 }
 

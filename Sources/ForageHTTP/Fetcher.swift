@@ -36,6 +36,10 @@ public enum FetchOutcome: Sendable {
   case deferred(reason: String)
   /// robots.txt forbids this URL (the original or a redirect target).
   case disallowed(WebURL)
+  /// robots.txt of this URL's origin could not be had (5xx, 429, a network
+  /// failure), so RFC 9309 treats the site as disallowed until it answers;
+  /// `reason` says what went wrong. Worth trying again on a later launch.
+  case robotsUnreachable(WebURL, reason: String)
   /// A redirect led out of the crawl scope.
   case outOfScope(WebURL)
   /// No usable response.
@@ -52,6 +56,7 @@ public enum FetchOutcome: Sendable {
 ///     case .fetched(let response): parse(response.body)
 ///     case .notModified: break
 ///     case .deferred: requeue(url)
+///     case .robotsUnreachable: retryLater(url)
 ///     case .disallowed, .outOfScope, .failed: skip(url)
 ///     }
 public actor Fetcher {
@@ -195,7 +200,10 @@ public actor Fetcher {
         case .timedOut:
           return .deferred(reason: "robots.txt of \(current.host ?? "the host") did not arrive before the deadline")
         }
-        if let rules, !rules.isAllowed(current) { return .disallowed(current) }
+        if let rules, !rules.isAllowed(current) {
+          if let reason = rules.unreachable { return .robotsUnreachable(current, reason: reason) }
+          return .disallowed(current)
+        }
         if let crawlDelay = rules?.crawlDelay, let key = Self.key(current) {
           slotBox(key, settings).slot.raiseMinDelay(to: crawlDelay)
         }
@@ -266,7 +274,10 @@ public actor Fetcher {
       } catch let error as FetchError {
         result = .failure(error)
       } catch {
-        result = .failure(FetchError(.transport, host: url.host, "transport failed: \(type(of: error))"))
+        result = .failure(
+          FetchError(
+            .transport, host: url.host, "fetching from \(url.host ?? "the server") failed",
+            detail: String(reflecting: error)))
       }
       let elapsed = clock.now - start
 
@@ -320,16 +331,26 @@ public actor Fetcher {
     if let lastModified = validators?.lastModified {
       headers.replaceOrAdd("If-Modified-Since", lastModified)
     }
-    // Credentials go to the origin first asked for only, never to a redirect target elsewhere.
-    if let credentials = settings.credentials, url.origin == original.origin,
-      let header = credentials.header(environment: environment)
-    {
-      headers.replaceOrAdd(header.name, header.value)
+    if Self.mayReceiveCredentials(url, original: original, settings: settings) {
+      for credential in settings.credentials {
+        if let header = credential.header(environment: environment) { headers.replaceOrAdd(header.name, header.value) }
+      }
     }
     if settings.cookies, let cookie = cookies.header(for: url) {
       headers.replaceOrAdd("Cookie", cookie)
     }
     return headers
+  }
+
+  /// True when a request to `url`, in a fetch that started at `original`, may
+  /// carry the settings' credentials: `url` is one of the credential origins (the
+  /// starting origin when none are named), and no redirect went from https down to
+  /// http on the way.
+  static func mayReceiveCredentials(_ url: WebURL, original: WebURL, settings: FetchSettings) -> Bool {
+    guard !settings.credentials.isEmpty else { return false }
+    if original.scheme == "https" && url.scheme != "https" { return false }
+    if settings.credentialOrigins.isEmpty { return url.origin == original.origin }
+    return settings.credentialOrigins.contains(url.origin)
   }
 
   // MARK: Per-host and global slots

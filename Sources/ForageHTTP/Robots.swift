@@ -156,6 +156,10 @@ public struct RobotsRules: Sendable, Hashable {
   public var crawlDelay: Duration?
   /// The file's `Sitemap` URLs.
   public var sitemaps: [String] = []
+  /// Set when these rules disallow everything because robots.txt could not be
+  /// had (5xx, 429, a network failure): what went wrong, for a person. RFC 9309
+  /// §2.3.1.3 treats such a site as fully disallowed until it answers.
+  public var unreachable: String?
 
   init(rules: [Rule]) { self.rules = rules }
 

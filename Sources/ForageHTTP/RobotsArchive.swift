@@ -45,22 +45,31 @@ public struct RobotsAnswer: Sendable, Hashable {
   public var fetchedAt: Date
   /// When the answer must be asked again.
   public var expiresAt: Date
+  /// For `.disallowAll`: what went wrong, for a person (`HTTP 503`, `could not
+  /// connect to example.com`).
+  public var failure: String?
 
   /// Creates an answer.
-  public init(origin: String, verdict: Verdict, body: [UInt8] = [], fetchedAt: Date, expiresAt: Date) {
+  public init(
+    origin: String, verdict: Verdict, body: [UInt8] = [], fetchedAt: Date, expiresAt: Date, failure: String? = nil
+  ) {
     self.origin = origin
     self.verdict = verdict
     self.body = body
     self.fetchedAt = fetchedAt
     self.expiresAt = expiresAt
+    self.failure = failure
   }
 
   /// The rules that apply to `productToken` (`forage` in `User-agent: forage`).
   public func rules(for productToken: String) -> RobotsRules {
     switch verdict {
-    case .rules: RobotsTxt(body).rules(for: productToken)
-    case .allowAll: .allowAll
-    case .disallowAll: .disallowAll
+    case .rules: return RobotsTxt(body).rules(for: productToken)
+    case .allowAll: return .allowAll
+    case .disallowAll:
+      var rules = RobotsRules.disallowAll
+      rules.unreachable = failure ?? "it could not be fetched"
+      return rules
     }
   }
 }

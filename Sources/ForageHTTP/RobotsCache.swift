@@ -36,11 +36,11 @@ struct RobotsCache: Sendable {
   static func fetch(origin: WebURL, transport: any Transport, settings: FetchSettings, now: Date = Date()) async
     -> RobotsAnswer
   {
-    func answer(_ verdict: RobotsAnswer.Verdict, _ body: [UInt8] = []) -> RobotsAnswer {
+    func answer(_ verdict: RobotsAnswer.Verdict, _ body: [UInt8] = [], failure: String? = nil) -> RobotsAnswer {
       let lifetime = verdict == .disallowAll ? FetchSettings.Default.robotsFailureLifetime : settings.robotsLifetime
       return RobotsAnswer(
         origin: origin.origin, verdict: verdict, body: body, fetchedAt: now,
-        expiresAt: now.addingTimeInterval(lifetime.seconds))
+        expiresAt: now.addingTimeInterval(lifetime.seconds), failure: failure)
     }
     guard var url = origin.resolving("/robots.txt") else { return answer(.allowAll) }
     var limits = settings.limits
@@ -52,8 +52,10 @@ struct RobotsCache: Sendable {
       let response: Response
       do {
         response = try await transport.fetch(request)
+      } catch let error as FetchError {
+        return answer(.disallowAll, failure: error.message)
       } catch {
-        return answer(.disallowAll)
+        return answer(.disallowAll, failure: "fetching it failed")
       }
       switch response.status {
       case 200..<300:
@@ -65,7 +67,7 @@ struct RobotsCache: Sendable {
         url = next
       case 429, 500...:
         // 429 is a 4xx, but it says "too busy", not "no file": treated like 5xx.
-        return answer(.disallowAll)
+        return answer(.disallowAll, failure: "HTTP \(response.status)")
       default:
         return answer(.allowAll)
       }

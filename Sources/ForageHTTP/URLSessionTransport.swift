@@ -242,6 +242,12 @@ public final class URLSessionTransport: Transport {
     }
 
     static func map(_ error: any Error, host: String?, limits: TransferLimits) -> FetchError {
+      var mapped = mapped(error, host: host, limits: limits)
+      mapped.detail = "\(type(of: error)) \((error as NSError).code): \((error as NSError).localizedDescription)"
+      return mapped
+    }
+
+    private static func mapped(_ error: any Error, host: String?, limits: TransferLimits) -> FetchError {
       let name = host ?? "the server"
       guard let urlError = error as? Foundation.URLError else {
         return FetchError(.transport, host: host, "fetching from \(name) failed")
@@ -270,7 +276,7 @@ public final class URLSessionTransport: Transport {
       case .unsupportedURL, .badURL:
         // FoundationNetworking reports an invalid status line as "unsupported URL".
         return FetchError(.invalidResponse, host: host, "\(name) sent an invalid HTTP response")
-      default: return FetchError(.transport, host: host, "fetching from \(name) failed (URLError \(urlError.code.rawValue))")
+      default: return FetchError(.transport, host: host, "fetching from \(name) failed")
       }
     }
   }

@@ -159,13 +159,15 @@ extension FetchOutcome {
     var settings = Self.settings(robots: true)
     settings.retries = 0
     let fetcher = Fetcher(transport: TransportKind.curl.make(), settings: settings, robotsArchive: archive)
-    guard case .disallowed = await fetcher.fetch(server.webURL("/page")) else {
-      Issue.record("a 503 robots.txt disallows everything")
+    guard case .robotsUnreachable(_, let reason) = await fetcher.fetch(server.webURL("/page")) else {
+      Issue.record("a 503 robots.txt disallows everything, as unreachable")
       return
     }
+    #expect(reason == "HTTP 503")
     let kept = try #require(await archive.robotsAnswer(origin: server.webURL("/").origin))
     #expect(kept.verdict == .disallowAll)
     #expect(kept.body.isEmpty)
+    #expect(kept.failure == "HTTP 503")
     #expect(abs(kept.expiresAt.timeIntervalSince(kept.fetchedAt) - FetchSettings.Default.robotsFailureLifetime.seconds) < 1)
   }
 
@@ -182,10 +184,11 @@ extension FetchOutcome {
     if allowed {
       #expect(outcome.response?.status == 200)
     } else {
-      guard case .disallowed = outcome else {
-        Issue.record("expected disallowed, got \(outcome)")
+      guard case .robotsUnreachable(_, let reason) = outcome else {
+        Issue.record("expected robotsUnreachable, got \(outcome)")
         return
       }
+      #expect(reason == "HTTP \(status)")
     }
   }
 
@@ -327,12 +330,59 @@ extension FetchOutcome {
     let server = try TestServer(routes: ["/login": Route { _ in .redirect(to: landing) }])
     defer { server.stop() }
     var settings = Self.settings()
-    settings.credentials = .bearer(tokenEnv: "FORAGE_TEST_TOKEN")
+    settings.credentials = [.bearer(tokenEnv: "FORAGE_TEST_TOKEN")]
     let fetcher = fetcher(settings, environment: ["FORAGE_TEST_TOKEN": "s3cret"])
     let outcome = await fetcher.fetch(server.webURL("/login"))
     #expect(outcome.response?.text == "other")
     #expect(server.requests.last?.header("Authorization") == "Bearer s3cret")
     #expect(other.requests.last?.header("Authorization") == nil)
+  }
+
+  @Test func test_issue8_credentials_goOnlyToNamedOrigins_acrossRedirects() async throws {
+    let third = try TestServer(routes: ["/end": Route { _ in .text("end") }])
+    defer { third.stop() }
+    let end = third.url("/end")
+    let api = try TestServer(routes: ["/hop": Route { _ in .redirect(to: end) }])
+    defer { api.stop() }
+    let hop = api.url("/hop")
+    let server = try TestServer(routes: ["/start": Route { _ in .redirect(to: hop) }])
+    defer { server.stop() }
+    var settings = Self.settings()
+    settings.credentials = [.header("X-Api-Key", valueEnv: "KEY"), .bearer(tokenEnv: "TOKEN")]
+    settings.credentialOrigins = [server.webURL("/").origin, api.webURL("/").origin]
+    let fetcher = fetcher(settings, environment: ["KEY": "k", "TOKEN": "t"])
+    #expect(await fetcher.fetch(server.webURL("/start")).response?.text == "end")
+    #expect(server.requests.last?.header("X-Api-Key") == "k")
+    #expect(server.requests.last?.header("Authorization") == "Bearer t")
+    #expect(api.requests.last?.header("X-Api-Key") == "k")
+    #expect(third.requests.last?.header("X-Api-Key") == nil)
+    #expect(third.requests.last?.header("Authorization") == nil)
+  }
+
+  @Test func test_issue8_credentials_neverFollowADowngradeToHTTP() throws {
+    var settings = Self.settings()
+    settings.credentials = [.bearer(tokenEnv: "TOKEN")]
+    let https = try #require(WebURL("https://shop.example.com/a"))
+    let http = try #require(WebURL("http://shop.example.com/b"))
+    // The starting origin only: the http URL is another origin.
+    #expect(Fetcher.mayReceiveCredentials(https, original: https, settings: settings))
+    #expect(!Fetcher.mayReceiveCredentials(http, original: https, settings: settings))
+    // Even when the config names the http origin, not after starting on https.
+    settings.credentialOrigins = [https.origin, http.origin]
+    #expect(!Fetcher.mayReceiveCredentials(http, original: https, settings: settings))
+    #expect(Fetcher.mayReceiveCredentials(http, original: http, settings: settings))
+    // No credentials, nothing to send.
+    settings.credentials = []
+    #expect(!Fetcher.mayReceiveCredentials(https, original: https, settings: settings))
+  }
+
+  @Test func test_issue8_fetchError_readsAsASentence() {
+    var error = FetchError(.truncated, host: "127.0.0.1", "the connection to 127.0.0.1 ended early")
+    error.detail = "libcurl code 18: transfer closed"
+    #expect("\(error)" == "the connection to 127.0.0.1 ended early")
+    #expect(!"\(error)".contains("FetchError"))
+    #expect(String(reflecting: error).contains("truncated"))
+    #expect(String(reflecting: error).contains("libcurl code 18"))
   }
 
   @Test func test_cookies_keptWhenAsked() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import ForageHTML
+import ForageURL
 
 /// Turns JSON a person wrote into values, collecting every problem with its
 /// path instead of stopping at the first: configs (`ForageConfig`) here,
@@ -172,7 +173,7 @@ struct ConfigReader {
   static let topKeys = ["userAgent", "store", "fetch", "tasks", "sources", "removeQueryParameters"]
   static let fetchKeys = [
     "userAgent", "concurrency", "perHostConcurrency", "perHostDelay", "adaptiveDelay", "timeout", "connectTimeout",
-    "maxBodySize", "robotsTxt", "retries", "headers", "headersFromEnv", "cookies",
+    "maxBodySize", "robotsTxt", "retries", "headers", "headersFromEnv", "secretOrigins", "cookies",
   ]
   static let taskKeys = ["id", "kind", "every", "budget", "requiresNetwork", "requiresExternalPower", "sources"]
   static let sourceKeys = ["name", "url", "urls", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly"]
@@ -237,6 +238,16 @@ struct ConfigReader {
     o.retries = int(m["retries"], at: join(path, "retries"))
     o.headers = stringMap(m["headers"], at: join(path, "headers"))
     o.headersFromEnv = stringMap(m["headersFromEnv"], at: join(path, "headersFromEnv"))
+    if let origins = strings(m["secretOrigins"], at: join(path, "secretOrigins")) {
+      o.secretOrigins = []
+      for (i, text) in origins.enumerated() {
+        guard let url = WebURL(text), url.isHTTP else {
+          problem(join(path, "secretOrigins[\(i)]"), "expected an http or https origin such as \"https://api.example.com\", found \"\(text)\"")
+          continue
+        }
+        o.secretOrigins?.append(url.origin)
+      }
+    }
     o.cookies = bool(m["cookies"], at: join(path, "cookies"))
     if o.timeout == .zero { problem(join(path, "timeout"), "must be more than 0s") }
     return o

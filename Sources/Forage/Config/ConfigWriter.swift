@@ -36,6 +36,7 @@ extension FetchOptions {
     if let headersFromEnv {
       m.append(("headersFromEnv", .object(headersFromEnv.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })))
     }
+    if let secretOrigins { m.append(("secretOrigins", .array(secretOrigins.map { .string($0) }))) }
     if let cookies { m.append(("cookies", .bool(cookies))) }
     return .object(m)
   }

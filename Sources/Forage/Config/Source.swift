@@ -125,8 +125,11 @@ public struct FetchOptions: Sendable, Hashable {
   /// Extra request headers.
   public var headers: [String: String]?
   /// Request headers whose values are read from environment variables
-  /// (header name → variable name); never logged or stored.
+  /// (header name → variable name); never logged or stored, and sent only to
+  /// the origins of the source's start URLs and to ``secretOrigins``.
   public var headersFromEnv: [String: String]?
+  /// More origins (`https://api.example.com`) that receive ``headersFromEnv``.
+  public var secretOrigins: [String]?
   /// Keep cookies for the duration of a job.
   public var cookies: Bool?
 
@@ -147,6 +150,7 @@ public struct FetchOptions: Sendable, Hashable {
     r.retries = other.retries ?? retries
     r.headers = other.headers ?? headers
     r.headersFromEnv = other.headersFromEnv ?? headersFromEnv
+    r.secretOrigins = other.secretOrigins ?? secretOrigins
     r.cookies = other.cookies ?? cookies
     return r
   }

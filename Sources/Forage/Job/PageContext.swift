@@ -92,6 +92,13 @@ final class PageContext: Sendable {
       return ProcessedPage(
         commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts)), kind: .failed,
         warnings: ["\(u.href): disallowed by robots.txt"])
+    case .robotsUnreachable(let u, let reason):
+      // Not the page's fault and not final: a later launch asks again.
+      return ProcessedPage(
+        commit: commit(item, .failed(permanent: false, maxAttempts: Defaults.maxAttempts)), kind: .failed,
+        warnings: [
+          "\(u.href): robots.txt unreachable (\(reason)): RFC 9309 treats the site as disallowed until it answers"
+        ])
     case .outOfScope(let u):
       return ProcessedPage(
         commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts)), kind: .failed,
