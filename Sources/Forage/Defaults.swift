@@ -15,6 +15,9 @@ public enum Defaults {
   public static let runBudget: Duration = .seconds(300)
   /// Near the deadline, no new request starts within this margin.
   public static let stopMargin: Duration = .milliseconds(500)
+  /// The shortest budget worth running: twice the stop margin leaves at least
+  /// half a second to fetch in.
+  public static let minimumBudget: Duration = .seconds(1)
   /// In-flight fetches get this long past the deadline before they are cancelled.
   public static let grace: Duration = .seconds(2)
   /// A failing URL is retried on later launches this many times in all.

@@ -30,7 +30,8 @@ let mainHelp: String = {
   for c in commands { lines.append("  " + c.name.padding(10) + c.abstract) }
   lines += [
     "",
-    "Run 'forage <command> --help' for a command's options.",
+    "Run 'forage <command> --help' for a command's options. Every command also takes",
+    "--verbose: errors then show their internal detail (for bug reports).",
     "Exit status: 0 success, 1 a job failed, 2 bad input (config, arguments).",
   ]
   return lines.joined(separator: "\n")

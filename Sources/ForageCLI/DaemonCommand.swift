@@ -20,7 +20,8 @@ struct DaemonCommand: Command {
     kept beside the store, so a restarted daemon keeps its schedule.
 
     SIGINT or SIGTERM expires running tasks (they save their place), waits
-    for them, and exits 0.
+    for them, writes the store's journal into its file, and exits 0; a second
+    signal quits at once.
 
     Options:
       --config FILE      The config file (default: forage.json).
@@ -50,7 +51,7 @@ struct DaemonCommand: Command {
     let location = storeLocation(option: store, config: loaded, configPath: config)
     let opened: any Store
     do { opened = try openStore(location) } catch {
-      out.error("forage daemon: \(error)")
+      out.error("forage daemon", error)
       return .badInput
     }
     let json = self.json
@@ -65,24 +66,31 @@ struct DaemonCommand: Command {
         out.error("\(task.id): \(progressLine(summary))\(summary.stoppedByBudget ? " (stopped by budget)" : "")")
       }
     }
+    // Pending requests are kept beside the store, in a file the daemon
+    // replaces on every change: the same rule as any output.
+    let pendingPath = location + ".pending.json"
+    do { _ = try OutputFile(path: pendingPath, protecting: OutputFile.protectingStore(location)) } catch {
+      out.error("forage daemon", error)
+      return .badInput
+    }
     let conditions = SystemConditions(
       lowPowerMode: lowPower, backgroundRefreshStatus: refreshDenied ? .denied : .available)
     let scheduler = SystemScheduler(
       policy: runner.policy(.server), conditions: conditions,
-      persistence: JSONFilePendingRequestStore(url: URL(fileURLWithPath: location + ".pending.json")),
+      persistence: JSONFilePendingRequestStore(url: URL(fileURLWithPath: pendingPath)),
       permittedIdentifiers: loaded.tasks.map(\.id))
     do {
       // Claims left by a killed daemon go back to the queue, once: from now
       // on launches of different tasks run side by side.
       try await opened.releaseClaims(owner: nil)
     } catch {
-      out.error("forage daemon: \(error)")
+      out.error("forage daemon", error)
       return .jobFailed
     }
     runner.register(on: scheduler)
     scheduler.finishLaunching()
     do { try await runner.submitAll(to: scheduler, now: Date()) } catch {
-      out.error("forage daemon: \(error)")
+      out.error("forage daemon", error)
       if refreshDenied {
         out.error("Background App Refresh is denied: no task can run. Turn it on (drop --refresh-denied).")
       }
@@ -93,12 +101,23 @@ struct DaemonCommand: Command {
     // The scheduler runs until its task is cancelled; then it expires the
     // running launches, gives them the grace, and returns.
     let running = Task { await scheduler.run() }
+    let received = SignalBox()
     let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal in
-      out.error("forage daemon: signal \(signal): expiring running tasks and stopping")
-      running.cancel()
+      if received.first(signal) {
+        out.error("forage daemon: \(signalName(signal)): expiring running tasks and stopping (again to quit now)")
+        running.cancel()
+      } else {
+        out.error("forage daemon: \(signalName(signal)) again: quitting now; the next start continues from the last commit")
+        exit(128 + signal)
+      }
     }
     await running.value
     signals.cancel()
+    // A clean exit leaves one complete file: the WAL is checkpointed into it.
+    do { try await opened.close() } catch {
+      out.error("forage daemon", error)
+      return .jobFailed
+    }
     return .ok
   }
 }

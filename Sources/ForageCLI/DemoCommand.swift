@@ -79,7 +79,7 @@ struct DemoCommand: Command {
     }
     let opened: any Store
     do { opened = try openStore(store) } catch {
-      out.error("forage demo: \(error)")
+      out.error("forage demo", error)
       return .badInput
     }
     if !json { out.error("Crawling the demo shop at \(server.baseURL)/ into \(store)...") }
@@ -90,6 +90,7 @@ struct DemoCommand: Command {
       out.clearProgress()
       if json {
         out.print(jsonText(summary))
+        try await opened.close()
         return .ok
       }
       out.print(summary.description)
@@ -102,9 +103,10 @@ struct DemoCommand: Command {
         for s in sample { out.print("  " + s) }
       }
       out.print("\nExport them all: swift run forage export --store \(store) --format csv")
+      try await opened.close()
       return .ok
     } catch {
-      out.error("forage demo: \(error)")
+      out.error("forage demo", error)
       return .jobFailed
     }
   }

@@ -8,7 +8,14 @@ import Darwin
 @main
 struct ForageMain {
   static func main() async {
-    let status = await dispatch(Array(CommandLine.arguments.dropFirst()), Terminal())
+    var arguments = Array(CommandLine.arguments.dropFirst())
+    var out = Terminal()
+    // --verbose is understood by every command, anywhere on the line.
+    if let i = arguments.firstIndex(of: "--verbose") {
+      arguments.remove(at: i)
+      out.verbose = true
+    }
+    let status = await dispatch(arguments, out)
     exit(status.rawValue)
   }
 

@@ -88,7 +88,7 @@ struct QueryCommand: Command {
         // value; --charset, when given, takes its place.
         if charset == nil, let ct = response.headers["Content-Type"] { encoding = ct }
       case .failed(let error):
-        out.error("forage query: \(error)")
+        out.error("forage query", error)
         return .jobFailed
       default:
         out.error("forage query: \(url.href) could not be fetched")

@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Forage
 import ForageStore
 
@@ -23,8 +28,13 @@ struct RunCommand: Command {
                         beside the config).
       --json            Print the summary as JSON.
 
+    SIGINT (Ctrl-C) or SIGTERM stops the launch as its budget would: in-flight
+    fetches get a short grace, everything done is committed, the summary is
+    printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM). A second
+    signal quits at once. The next run continues either way.
+
     Exit status: 0 success (also when stopped by the budget), 1 the job failed,
-    2 bad input.
+    2 bad input, 130/143 stopped by a signal.
     """
 
   var config = Defaults.configFile
@@ -60,24 +70,41 @@ struct RunCommand: Command {
     }
     let store: any Store
     do { store = try openStore(storeLocation(option: self.store, config: loaded, configPath: config)) } catch {
-      out.error("forage run: \(error)")
+      out.error("forage run", error)
       return .badInput
     }
     let job = Job(config: loaded, store: store, transport: defaultTransport())
     let throttle = ProgressThrottle(out)
+    // SIGINT/SIGTERM stop the launch as its budget would (in-flight fetches
+    // get the grace, everything done is committed, the summary is printed);
+    // a second signal exits at once.
+    let stop = StopRequest()
+    let received = SignalBox()
+    let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal in
+      if received.first(signal) {
+        out.error("forage run: \(signalName(signal)): stopping (in-flight fetches get \(Units.format(Defaults.grace)); again to quit now)")
+        stop.request()
+      } else {
+        out.error("forage run: \(signalName(signal)) again: quitting now; the next run continues from the last commit")
+        exit(128 + signal)
+      }
+    }
+    defer { signals.cancel() }
     do {
       let summary = try await job.run(
-        sources: names, task: task ?? "run", budget: budget ?? taskBudget ?? Defaults.runBudget,
+        sources: names, task: task ?? "run", budget: budget ?? taskBudget ?? Defaults.runBudget, stop: stop,
         progress: { throttle.update($0) })
       out.clearProgress()
       out.print(json ? jsonText(summary) : summary.description)
+      do { try await store.close() } catch { out.error("forage run", error) }
+      if let signal = received.signal { return .signal(signal) }
       let nothingWorked = summary.pagesFailed > 0 && summary.pagesFetched + summary.pagesNotModified + summary.pagesFresh == 0
       return nothingWorked ? .jobFailed : .ok
     } catch let error as ConfigError {
       out.error("\(error)")
       return .badInput
     } catch {
-      out.error("forage run: \(error)")
+      out.error("forage run", error)
       return .jobFailed
     }
   }

@@ -5,15 +5,14 @@ import ForageStore
 
 /// Opens the store named by `--store` or the config: a SQLite path, or a
 /// `postgres://` URL (not available yet).
-func openStore(_ location: String) throws(UsageError) -> any Store {
+///
+/// - Throws: `UsageError` for a PostgreSQL URL; the store's own error
+///   otherwise (its description for a person, its detail under `--verbose`).
+func openStore(_ location: String) throws -> any Store {
   if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
     throw UsageError("PostgreSQL stores are not available in this version; use a SQLite path")
   }
-  do {
-    return try SQLiteStore(path: location)
-  } catch {
-    throw UsageError("\(error)")
-  }
+  return try SQLiteStore(path: location)
 }
 
 /// Loads the config at `path`, printing its problems when it is invalid.
@@ -57,6 +56,11 @@ func parseBudget(_ text: String?) throws(UsageError) -> Duration? {
   guard let text else { return nil }
   guard let d = Units.duration(text), d > .zero else {
     throw UsageError("--budget expects a duration such as 30s, 5m or 1h, not \"\(text)\"")
+  }
+  guard d >= Defaults.minimumBudget else {
+    throw UsageError(
+      "--budget \(text) is too short: a launch stops starting requests \(Units.format(Defaults.stopMargin)) "
+        + "before its end, so nothing would be fetched; give at least \(Units.format(Defaults.minimumBudget))")
   }
   return d
 }

@@ -69,14 +69,14 @@ struct SimulateCommand: Command {
     guard let loaded = loadConfig(config, needingTasksFor: "simulate", out) else { return .badInput }
     let device: DeviceProfile
     do { device = try DeviceProfile.named(orPath: profile) } catch {
-      out.error("forage simulate: \(error)")
+      out.error("forage simulate", error)
       return .badInput
     }
     let location = storeLocation(option: store, config: loaded, configPath: config)
     let opened: (any Store)?
     if live || FileManager.default.fileExists(atPath: location) {
       do { opened = try openStore(location) } catch {
-        out.error("forage simulate: \(error)")
+        out.error("forage simulate", error)
         return .badInput
       }
     } else {
@@ -89,7 +89,7 @@ struct SimulateCommand: Command {
       seed: seed, permittedIdentifiers: loaded.tasks.map(\.id), log: .silent)
     if live, let runner, let opened {
       do { try await opened.releaseClaims(owner: nil) } catch {
-        out.error("forage simulate: \(error)")
+        out.error("forage simulate", error)
         return .jobFailed
       }
       runner.register(on: scheduler, now: { scheduler.now })
@@ -127,6 +127,7 @@ struct SimulateCommand: Command {
       out.print("Profile: \(device.name), seed \(seed)\(live ? ", live jobs" : ", model durations")")
       out.print(forecast.description)
     }
+    try? await opened?.close()
     return .ok
   }
 }

@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -7,6 +8,10 @@ import Darwin
 /// Where a command writes: standard output for results, standard error for
 /// messages and the progress line (shown on a terminal only).
 struct Terminal: Sendable {
+  /// With `--verbose`: errors also print their internal detail (the error's
+  /// type, a C function and code), for bug reports.
+  var verbose = false
+
   var isTTY: Bool { isatty(2) != 0 }
 
   func print(_ text: String) {
@@ -30,6 +35,14 @@ struct Terminal: Sendable {
     write(2, text + "\n")
   }
 
+  /// Prints `error` for a person, after `context` (`forage run`): its
+  /// description, and with `--verbose` its detail.
+  func error(_ context: String, _ error: any Error) {
+    var text = context.isEmpty ? "\(error)" : "\(context): \(error)"
+    if verbose { text += "\n  detail: " + String(reflecting: error) }
+    self.error(text)
+  }
+
   /// Rewrites the progress line in place (standard error, terminals only).
   func progress(_ text: String) {
     guard isTTY else { return }
@@ -50,11 +63,51 @@ private func Glibc_write(_ fd: Int32, _ p: UnsafePointer<UInt8>, _ n: Int) -> In
 }
 
 /// Exit statuses of the `forage` command.
-enum ExitStatus: Int32 {
+enum ExitStatus: Equatable {
   /// Success (a run stopped by its budget is a success: the next continues).
-  case ok = 0
+  case ok
   /// A job failed (store error, or every page failed).
-  case jobFailed = 1
+  case jobFailed
   /// Bad input: config or arguments. Nothing was written.
-  case badInput = 2
+  case badInput
+  /// Stopped by a signal after saving its work: 128 + the signal's number, as
+  /// shells report it (130 for SIGINT, 143 for SIGTERM).
+  case signal(Int32)
+
+  var rawValue: Int32 {
+    switch self {
+    case .ok: 0
+    case .jobFailed: 1
+    case .badInput: 2
+    case .signal(let number): 128 + number
+    }
+  }
+}
+
+/// The first signal received, for the exit status.
+final class SignalBox: @unchecked Sendable {
+  // `received` is only touched with `lock` held.
+  private let lock = NSLock()
+  private var received: Int32?
+
+  /// Records `signal`; true when it is the first one.
+  func first(_ signal: Int32) -> Bool {
+    lock.withLock {
+      guard received == nil else { return false }
+      received = signal
+      return true
+    }
+  }
+
+  /// The first signal received, if any.
+  var signal: Int32? { lock.withLock { received } }
+}
+
+/// `SIGINT`, `SIGTERM`, or the number.
+func signalName(_ signal: Int32) -> String {
+  switch signal {
+  case SIGINT: "SIGINT"
+  case SIGTERM: "SIGTERM"
+  default: "signal \(signal)"
+  }
 }

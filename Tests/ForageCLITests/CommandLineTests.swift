@@ -24,8 +24,13 @@ import ForageTestSupport
                           beside the config).
         --json            Print the summary as JSON.
 
+      SIGINT (Ctrl-C) or SIGTERM stops the launch as its budget would: in-flight
+      fetches get a short grace, everything done is committed, the summary is
+      printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM). A second
+      signal quits at once. The next run continues either way.
+
       Exit status: 0 success (also when stopped by the budget), 1 the job failed,
-      2 bad input.
+      2 bad input, 130/143 stopped by a signal.
 
       """)
   }

@@ -36,7 +36,10 @@ public final class Job: Sendable {
   }
 
   /// The transport-level settings for a source's fetch options.
-  static func settings(from o: FetchOptions, userAgent: String?) -> FetchSettings {
+  ///
+  /// - Parameter startURLs: the source's start URLs, whose origins (with the
+  ///   options' `secretOrigins`) are the only ones that receive `headersFromEnv`.
+  static func settings(from o: FetchOptions, userAgent: String?, startURLs: [String] = []) -> FetchSettings {
     var s = FetchSettings()
     if let ua = o.userAgent ?? userAgent { s.userAgent = ua }
     if let v = o.concurrency { s.concurrency = v }
@@ -50,9 +53,11 @@ public final class Job: Sendable {
     if let v = o.retries { s.retries = v }
     if let v = o.headers { s.headers = v }
     if let v = o.cookies { s.cookies = v }
+    // Secrets are credentials, never plain headers: the fetcher sends them only
+    // to these origins, and reads their values itself.
     if let env = o.headersFromEnv {
-      let environment = ProcessInfo.processInfo.environment
-      for (header, variable) in env { if let value = environment[variable] { s.headers[header] = value } }
+      s.credentials = env.sorted { $0.key < $1.key }.map { Credentials.header($0.key, valueEnv: $0.value) }
+      s.credentialOrigins = Set(startURLs.compactMap { WebURL($0)?.origin } + (o.secretOrigins ?? []))
     }
     return s
   }
@@ -66,6 +71,9 @@ public final class Job: Sendable {
   ///   - concurrencyLimit: at most this many requests at once (a job on
   ///     battery runs with fewer), whatever the config says.
   ///   - progress: called after each commit with the running totals.
+  ///   - stop: a request to stop early (a signal, a user's button) the way the
+  ///     budget would: in-flight fetches get the grace period, the summary's
+  ///     `stoppedOnRequest` is set, and the next launch continues.
   ///   - recoveringClaims: first return every claimed frontier entry to the
   ///     queue: right for a single process after a crash, wrong while other
   ///     jobs of the same process run (pass false there, and recover once at
@@ -78,7 +86,7 @@ public final class Job: Sendable {
   ///   are counted in the summary and retried on later launches.
   public func run(
     sources names: [String]? = nil, task: String = "run", budget: Duration, concurrencyLimit: Int? = nil,
-    recoveringClaims: Bool = true, progress: (@Sendable (JobSummary) -> Void)? = nil
+    recoveringClaims: Bool = true, stop: StopRequest? = nil, progress: (@Sendable (JobSummary) -> Void)? = nil
   ) async throws -> JobSummary {
     let clock = ContinuousClock()
     let started = clock.now
@@ -101,14 +109,23 @@ public final class Job: Sendable {
     let runID = try await store.beginRun(task: task, sources: selected.map(\.name), startedAt: Date())
 
     var summary = JobSummary()
+    if budget <= Defaults.stopMargin {
+      summary.warn(
+        "the budget (\(Units.format(budget))) is not longer than the stop margin (\(Units.format(Defaults.stopMargin))): "
+          + "no request could start")
+    }
     do {
       for source in compiled {
+        if stop?.isRequested == true {
+          summary.stoppedOnRequest = true
+          break
+        }
         if clock.now >= deadline - Defaults.stopMargin || Task.isCancelled {
           summary.stoppedByBudget = true
           break
         }
         try await crawl(
-          source, run: runID, deadline: deadline, concurrencyLimit: concurrencyLimit, summary: &summary,
+          source, run: runID, deadline: deadline, concurrencyLimit: concurrencyLimit, stop: stop, summary: &summary,
           progress: progress)
       }
     } catch {
@@ -118,7 +135,8 @@ public final class Job: Sendable {
       throw error
     }
     summary.seconds = (clock.now - started).seconds
-    var record = RunSummary(finishedAt: Date(), outcome: summary.stoppedByBudget ? "budget" : "completed")
+    let outcome = summary.stoppedOnRequest ? "interrupted" : summary.stoppedByBudget ? "budget" : "completed"
+    var record = RunSummary(finishedAt: Date(), outcome: outcome)
     record.apply(summary)
     try await store.finishRun(runID, summary: record)
     return summary
@@ -128,14 +146,14 @@ public final class Job: Sendable {
 
   func crawl(
     _ source: CompiledSource, run: Int64, deadline: ContinuousClock.Instant, concurrencyLimit: Int?,
-    summary: inout JobSummary, progress: (@Sendable (JobSummary) -> Void)?
+    stop: StopRequest?, summary: inout JobSummary, progress: (@Sendable (JobSummary) -> Void)?
   ) async throws {
     let clock = ContinuousClock()
     let s = source.source
     let seeds = s.urls.compactMap { WebURL($0) }.map { PageContext.seed($0, source: source, depth: 0) }
     let crawl = try await store.openCrawl(source: s.name, seeds: seeds, now: Date())
     let options = config.fetchOptions(for: s)
-    let settings = Job.settings(from: options, userAgent: config.userAgent)
+    let settings = Job.settings(from: options, userAgent: config.userAgent, startURLs: s.urls)
     let concurrency = max(1, min(options.concurrency ?? settings.concurrency, concurrencyLimit ?? .max))
     let stopAt = deadline - Defaults.stopMargin
     let hardStop = deadline + Defaults.grace
@@ -149,6 +167,7 @@ public final class Job: Sendable {
       case committed(CommitResult, [ProcessedPage])
       case claimed([FrontierItem], [UInt64: PageRecord], generation: Int)
       case graceOver
+      case stopRequested
     }
 
     var stopping = false
@@ -159,6 +178,13 @@ public final class Job: Sendable {
         try? await Task.sleep(until: hardStop, clock: .continuous)
         return .graceOver
       }
+      if let stop {
+        group.addTask {
+          await stop.wait()
+          return .stopRequested
+        }
+      }
+      var stoppedOnRequest = false
       var queue: [(FrontierItem, PageRecord?)] = []
       var next = 0
       var fetching = 0
@@ -237,16 +263,29 @@ public final class Job: Sendable {
           // rather than being fetched again now.
           queue += items.filter { attempted.insert($0.id).inserted }.map { ($0, pages[$0.fingerprint]) }
         case .graceOver:
-          // The grace after the deadline is over: cancel what is still in flight.
+          // The grace after the deadline (or the stop request) is over: cancel
+          // what is still in flight.
           stopping = true
           group.cancelAll()
+        case .stopRequested:
+          // As at the deadline: no new claims or fetches; those in flight get
+          // the grace period.
+          if !Task.isCancelled && !stopping {
+            stopping = true
+            stoppedOnRequest = true
+            group.addTask {
+              try? await Task.sleep(for: Defaults.grace)
+              return .graceOver
+            }
+          }
         }
       }
       group.cancelAll()
+      if stoppedOnRequest { summary.stoppedOnRequest = true }
     }
 
     if stopping {
-      summary.stoppedByBudget = true
+      if !summary.stoppedOnRequest { summary.stoppedByBudget = true }
       try await store.releaseClaims(owner: owner)
     } else if try await store.completeCrawlIfExhausted(crawl.id, now: Date()) {
       summary.completedSources.append(s.name)

@@ -22,6 +22,9 @@ public struct JobSummary: Sendable, Hashable, Codable {
   /// True when the job stopped because its budget ran out; the next launch
   /// continues where this one stopped.
   public var stoppedByBudget = false
+  /// True when a ``StopRequest`` (a signal) stopped the job before its budget
+  /// ran out; the next launch continues where this one stopped.
+  public var stoppedOnRequest = false
   /// Sources whose crawl completed in this launch.
   public var completedSources: [String] = []
   /// The first few problems met (failed fetches, fields that did not convert).
@@ -43,7 +46,10 @@ extension JobSummary: CustomStringConvertible {
     var lines = [
       "pages: \(pagesFetched) fetched, \(pagesNotModified) not modified, \(pagesFresh) fresh, \(pagesFailed) failed, \(pagesDeferred) deferred",
       "records: \(recordsNew) new, \(recordsChanged) changed, \(recordsUnchanged) unchanged",
-      "bytes: \(bytes), time: \(String(format1: seconds))s\(stoppedByBudget ? ", stopped by budget (the next run continues)" : "")",
+      "bytes: \(bytes), time: \(String(format1: seconds))s"
+        + (stoppedOnRequest
+          ? ", stopped on request (the next run continues)"
+          : stoppedByBudget ? ", stopped by budget (the next run continues)" : ""),
     ]
     if !completedSources.isEmpty { lines.append("completed: \(completedSources.joined(separator: ", "))") }
     for w in warnings { lines.append("warning: \(w)") }
