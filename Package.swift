@@ -47,15 +47,17 @@ let package = Package(
 
     .executableTarget(
       name: "ForageCLI",
-      dependencies: ["Forage", "ForageHTML", "ForageHTTP", "ForageStore", "ForageURL", "ForageTestSupport"]),
+      dependencies: [
+        "Forage", "ForageHTML", "ForageHTTP", "ForageScheduler", "ForageStore", "ForageURL", "ForageTestSupport",
+      ]),
     .executableTarget(
       name: "ForageBench",
       dependencies: ["Forage", "ForageHTML", "ForageHTTP", "ForageScheduler", "ForageURL", "ForageTestSupport"]),
 
     .testTarget(name: "ForageHTMLTests", dependencies: ["ForageHTML"]),
     .testTarget(name: "ForageURLTests", dependencies: ["ForageURL"]),
-    .testTarget(name: "ForageHTTPTests", dependencies: ["ForageHTTP", "ForageTestSupport"]),
-    .testTarget(name: "ForageStoreTests", dependencies: ["ForageStore"]),
+    .testTarget(name: "ForageHTTPTests", dependencies: ["ForageHTTP", "ForageURL", "ForageTestSupport"]),
+    .testTarget(name: "ForageStoreTests", dependencies: ["ForageStore", "CSQLite"]),
     .testTarget(name: "ForageSchedulerTests", dependencies: ["ForageScheduler"]),
     .testTarget(
       name: "ForageTests",
@@ -64,7 +66,7 @@ let package = Package(
       ]),
     .testTarget(name: "ForageTestSupportTests", dependencies: ["ForageTestSupport"]),
     .testTarget(
-      name: "ForageCLITests", dependencies: ["ForageCLI", "Forage", "ForageStore", "ForageTestSupport"]),
+      name: "ForageCLITests", dependencies: ["ForageCLI", "ForageStore", "ForageTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )
