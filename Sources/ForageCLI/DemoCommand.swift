@@ -1,5 +1,6 @@
 import Foundation
 import Forage
+import ForageHTTP
 import ForageStore
 import ForageTestSupport
 
@@ -44,7 +45,7 @@ struct DemoCommand: Command {
 
   /// The demo's config for a site at `baseURL`.
   static func config(baseURL: String, store: String) -> ForageConfig {
-    var fetch = FetchOptions()
+    var fetch = FetchSettings()
     fetch.perHostConcurrency = 8
     fetch.perHostDelay = .zero
     return ForageConfig(

@@ -131,6 +131,13 @@ public struct Credentials: Sendable, Hashable {
     Credentials(kind: .header(name: name, valueEnv: valueEnv))
   }
 
+  /// For a credential made by ``header(_:valueEnv:)``: the header's name and
+  /// the variable its value comes from (never the value); nil otherwise.
+  public var environmentHeader: (name: String, variable: String)? {
+    if case .header(let name, let variable) = kind { return (name, variable) }
+    return nil
+  }
+
   /// The header to send, read from `environment`; nil when a variable is unset.
   func header(environment: [String: String]) -> (name: String, value: String)? {
     switch kind {

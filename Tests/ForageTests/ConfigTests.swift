@@ -40,7 +40,7 @@ func problems(_ json: String) -> [ConfigProblem] {
 
   @Test func test_parse_architectureExample() throws {
     let c = try ForageConfig.parse(Array(ConfigTests.valid.utf8))
-    #expect(c.userAgent == "ExampleBot/1.0 (+https://example.com/bot)")
+    #expect(c.fetch.userAgent == "ExampleBot/1.0 (+https://example.com/bot)")
     #expect(c.fetch.perHostDelay == .milliseconds(500))
     #expect(c.fetch.maxBodySize == 10 * 1024 * 1024)
     #expect(c.tasks.map(\.id) == ["com.example.refresh", "com.example.crawl"])
@@ -60,13 +60,13 @@ func problems(_ json: String) -> [ConfigProblem] {
 
   @Test func test_fetchOptions_sourceOverridesConfig() throws {
     let c = try ForageConfig.parse(Array(ConfigTests.valid.utf8))
-    let o = c.fetchOptions(for: try #require(c.source(named: "catalog")))
+    let o = c.fetchSettings(for: try #require(c.source(named: "catalog")))
     #expect(o.robotsTxt == false)
     #expect(o.perHostConcurrency == 16)
     #expect(o.perHostDelay == .zero)
     #expect(o.concurrency == 16)
     #expect(o.userAgent == "ExampleBot/1.0 (+https://example.com/bot)")
-    let p = c.fetchOptions(for: try #require(c.source(named: "prices")))
+    let p = c.fetchSettings(for: try #require(c.source(named: "prices")))
     #expect(p.robotsTxt == true)
     #expect(p.perHostDelay == .milliseconds(500))
   }

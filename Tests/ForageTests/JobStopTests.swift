@@ -54,7 +54,7 @@ import ForageTestSupport
     defer { server.stop() }
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    var fetch = FetchOptions()
+    var fetch = FetchSettings()
     fetch.robotsTxt = true
     fetch.retries = 0
     let config = ForageConfig(

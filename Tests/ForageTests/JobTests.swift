@@ -12,7 +12,7 @@ func shopConfig(
   _ base: String, maxPages: Int = 100_000, revisitAfter: Duration = .zero, concurrency: Int = 8,
   delay: Duration = .zero
 ) -> ForageConfig {
-  var fetch = FetchOptions()
+  var fetch = FetchSettings()
   fetch.perHostDelay = delay
   fetch.perHostConcurrency = concurrency
   fetch.concurrency = concurrency
@@ -149,7 +149,7 @@ func shopConfig(
     defer { server.stop() }
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    var fetch = FetchOptions()
+    var fetch = FetchSettings()
     fetch.robotsTxt = false
     let config = ForageConfig(fetch: fetch, sources: [
       Source(name: "item", url: server.url("/item"), extract: ["name": "h1", "price": .css(".price", as: .number)])
@@ -178,7 +178,7 @@ func shopConfig(
     defer { server.stop() }
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    var fetch = FetchOptions()
+    var fetch = FetchSettings()
     fetch.robotsTxt = false
     let config = ForageConfig(fetch: fetch, sources: [
       Source(
@@ -204,7 +204,7 @@ func shopConfig(
     defer { server.stop() }
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    var fetch = FetchOptions()
+    var fetch = FetchSettings()
     fetch.robotsTxt = false
     fetch.retries = 0
     let config = ForageConfig(fetch: fetch, sources: [
@@ -234,7 +234,7 @@ func shopConfig(
     defer { server.stop() }
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    var fetch = FetchOptions()
+    var fetch = FetchSettings()
     fetch.robotsTxt = false
     let config = ForageConfig(fetch: fetch, sources: [Source(name: "c", url: server.url(path), extract: ["t": "title"])])
     let first = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
@@ -259,7 +259,7 @@ func shopConfig(
     defer { server.stop() }
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    var fetch = FetchOptions()
+    var fetch = FetchSettings()
     fetch.robotsTxt = false
     fetch.perHostDelay = .zero
     let config = ForageConfig(fetch: fetch, sources: [
@@ -278,7 +278,7 @@ func shopConfig(
     defer { server.stop() }
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    var fetch = FetchOptions()
+    var fetch = FetchSettings()
     fetch.robotsTxt = false
     let source = Source(name: "s", urls: [server.url("/a"), server.url("/b")], extract: ["t": "h1"])
     let config = ForageConfig(fetch: fetch, sources: [source])
@@ -307,7 +307,7 @@ func shopConfig(
     defer { server.stop() }
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    var fetch = FetchOptions()
+    var fetch = FetchSettings()
     fetch.robotsTxt = false
     fetch.concurrency = 1
     fetch.perHostConcurrency = 1

@@ -80,4 +80,25 @@ import ForageTestSupport
       "\(error)".contains("secretOrigins[0]") && !"\(error)".contains("secretOrigins[1]")
     }
   }
+
+  @Test func test_secrets_roundTripThroughTheWrittenConfig_asVariableNamesOnly() throws {
+    let json = """
+      {"fetch": {"headersFromEnv": {"Authorization": "SHOP_TOKEN"}},
+       "sources": [{"name": "a", "url": "https://shop.example.com/", "extract": {"t": "h1"}},
+                   {"name": "b", "url": "https://b.example.com/", "extract": {"t": "h1"},
+                    "fetch": {"secretOrigins": ["https://cdn.example.com"], "robotsTxt": false}},
+                   {"name": "c", "url": "https://c.example.com/", "extract": {"t": "h1"}, "fetch": {}}]}
+      """
+    let config = try ForageConfig.parse(Array(json.utf8))
+    let written = config.jsonText
+    #expect(written.contains("SHOP_TOKEN"))
+    let again = try ForageConfig.parse(Array(written.utf8))
+    #expect(again == config)
+    let b = config.fetchSettings(for: try #require(config.source(named: "b")))
+    #expect(b.credentialOrigins == ["https://cdn.example.com", "https://b.example.com"])
+    #expect(!b.robotsTxt)
+    let a = config.fetchSettings(for: try #require(config.source(named: "a")))
+    #expect(a.credentialOrigins == ["https://shop.example.com"])
+    #expect(a.credentials.count == 1)
+  }
 }

@@ -8,7 +8,7 @@ import ForageTestSupport
 
 @Suite struct TaskRunnerTests {
   @Test func test_plan_adaptsToConditions() {
-    var fetch = FetchOptions()
+    var fetch = FetchSettings()
     fetch.concurrency = 16
     let config = ForageConfig(fetch: fetch, sources: [
       Source(name: "prices", url: "https://x.org/p", critical: true),
@@ -35,7 +35,7 @@ import ForageTestSupport
     defer { server.stop() }
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    var fetch = FetchOptions()
+    var fetch = FetchSettings()
     fetch.robotsTxt = false
     let config = ForageConfig(
       fetch: fetch,

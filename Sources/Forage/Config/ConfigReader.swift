@@ -1,5 +1,6 @@
 import Foundation
 import ForageHTML
+import ForageHTTP
 import ForageURL
 
 /// Turns JSON a person wrote into values, collecting every problem with its
@@ -7,6 +8,8 @@ import ForageURL
 /// device profiles in `ConfigReader+DeviceProfile.swift`.
 struct ConfigReader {
   var problems: [ConfigProblem] = []
+  /// The config's fetch settings, which a source's `fetch` object amends.
+  var fetchBase = FetchSettings()
 
   mutating func problem(_ path: String, _ message: String) {
     problems.append(ConfigProblem(path: path, message: message))
@@ -183,9 +186,10 @@ struct ConfigReader {
   mutating func config(_ json: JSONValue) -> ForageConfig? {
     guard let m = members(json, at: "", allowed: ConfigReader.topKeys) else { return nil }
     var config = ForageConfig(sources: [])
-    config.userAgent = string(m["userAgent"], at: "userAgent")
+    if let userAgent = string(m["userAgent"], at: "userAgent") { config.fetch.userAgent = userAgent }
     config.store = string(m["store"], at: "store")
-    if let f = m["fetch"] { config.fetch = fetchOptions(f, at: "fetch") }
+    if let f = m["fetch"] { fetchSettings(f, at: "fetch", into: &config.fetch) }
+    fetchBase = config.fetch
     if let q = strings(m["removeQueryParameters"], at: "removeQueryParameters") { config.removeQueryParameters = q }
 
     if let s = m["sources"] {
@@ -223,34 +227,44 @@ struct ConfigReader {
     return config
   }
 
-  mutating func fetchOptions(_ v: JSONValue, at path: String) -> FetchOptions {
-    var o = FetchOptions()
-    guard let m = members(v, at: path, allowed: ConfigReader.fetchKeys) else { return o }
-    o.userAgent = string(m["userAgent"], at: join(path, "userAgent"))
-    o.concurrency = int(m["concurrency"], at: join(path, "concurrency"), min: 1)
-    o.perHostConcurrency = int(m["perHostConcurrency"], at: join(path, "perHostConcurrency"), min: 1)
-    o.perHostDelay = duration(m["perHostDelay"], at: join(path, "perHostDelay"))
-    o.adaptiveDelay = bool(m["adaptiveDelay"], at: join(path, "adaptiveDelay"))
-    o.timeout = duration(m["timeout"], at: join(path, "timeout"))
-    o.connectTimeout = duration(m["connectTimeout"], at: join(path, "connectTimeout"))
-    o.maxBodySize = size(m["maxBodySize"], at: join(path, "maxBodySize"))
-    o.robotsTxt = bool(m["robotsTxt"], at: join(path, "robotsTxt"))
-    o.retries = int(m["retries"], at: join(path, "retries"))
-    o.headers = stringMap(m["headers"], at: join(path, "headers"))
-    o.headersFromEnv = stringMap(m["headersFromEnv"], at: join(path, "headersFromEnv"))
+  /// Reads a `fetch` object into `s`: each key it names replaces that setting
+  /// (the config's settings for a source's object, the defaults for the
+  /// config's). Settings are ForageHTTP's `FetchSettings`, one type from the
+  /// file to the fetcher.
+  mutating func fetchSettings(_ v: JSONValue, at path: String, into s: inout FetchSettings) {
+    guard let m = members(v, at: path, allowed: ConfigReader.fetchKeys) else { return }
+    func set<T>(_ value: T?, _ keyPath: WritableKeyPath<FetchSettings, T>) {
+      if let value { s[keyPath: keyPath] = value }
+    }
+    set(string(m["userAgent"], at: join(path, "userAgent")), \.userAgent)
+    set(int(m["concurrency"], at: join(path, "concurrency"), min: 1), \.concurrency)
+    set(int(m["perHostConcurrency"], at: join(path, "perHostConcurrency"), min: 1), \.perHostConcurrency)
+    set(duration(m["perHostDelay"], at: join(path, "perHostDelay")), \.perHostDelay)
+    set(bool(m["adaptiveDelay"], at: join(path, "adaptiveDelay")), \.adaptiveDelay)
+    let timeout = duration(m["timeout"], at: join(path, "timeout"))
+    if timeout == .zero { problem(join(path, "timeout"), "must be more than 0s") }
+    set(timeout, \.timeout)
+    set(duration(m["connectTimeout"], at: join(path, "connectTimeout")), \.connectTimeout)
+    set(size(m["maxBodySize"], at: join(path, "maxBodySize")), \.maxBodySize)
+    set(bool(m["robotsTxt"], at: join(path, "robotsTxt")), \.robotsTxt)
+    set(int(m["retries"], at: join(path, "retries")), \.retries)
+    set(stringMap(m["headers"], at: join(path, "headers")), \.headers)
+    // Secrets become credentials, sent only to their origins (see
+    // `ForageConfig.fetchSettings(for:)`), never plain headers.
+    if let env = stringMap(m["headersFromEnv"], at: join(path, "headersFromEnv")) {
+      s.credentials = env.sorted { $0.key < $1.key }.map { Credentials.header($0.key, valueEnv: $0.value) }
+    }
     if let origins = strings(m["secretOrigins"], at: join(path, "secretOrigins")) {
-      o.secretOrigins = []
+      s.credentialOrigins = []
       for (i, text) in origins.enumerated() {
         guard let url = WebURL(text), url.isHTTP else {
           problem(join(path, "secretOrigins[\(i)]"), "expected an http or https origin such as \"https://api.example.com\", found \"\(text)\"")
           continue
         }
-        o.secretOrigins?.append(url.origin)
+        s.credentialOrigins.insert(url.origin)
       }
     }
-    o.cookies = bool(m["cookies"], at: join(path, "cookies"))
-    if o.timeout == .zero { problem(join(path, "timeout"), "must be more than 0s") }
-    return o
+    set(bool(m["cookies"], at: join(path, "cookies")), \.cookies)
   }
 
   mutating func task(_ v: JSONValue, at path: String, sourceNames: [String]) -> TaskDefinition? {
@@ -336,7 +350,11 @@ struct ConfigReader {
       if format == .json { problem(join(path, "crawl"), "crawling follows HTML links; JSON sources cannot crawl") }
       source.crawl = crawlScope(c, at: join(path, "crawl"))
     }
-    if let f = m["fetch"] { source.fetch = fetchOptions(f, at: join(path, "fetch")) }
+    if let f = m["fetch"] {
+      var settings = fetchBase
+      fetchSettings(f, at: join(path, "fetch"), into: &settings)
+      source.fetch = settings
+    }
     if let c = bool(m["critical"], at: join(path, "critical")) { source.critical = c }
     if let w = bool(m["wifiOnly"], at: join(path, "wifiOnly")) { source.wifiOnly = w }
     return name == nil ? nil : source

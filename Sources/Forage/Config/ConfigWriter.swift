@@ -1,17 +1,18 @@
+import ForageHTTP
+
 extension ForageConfig {
   /// The config as JSON text in the format `ForageConfig.parse` reads, with
   /// only non-default settings written.
   public var jsonValue: JSONValue {
     var top: [(key: String, value: JSONValue)] = []
-    if let userAgent { top.append(("userAgent", .string(userAgent))) }
     if let store { top.append(("store", .string(store))) }
-    let f = fetch.jsonValue
+    let f = fetch.jsonValue(comparedTo: FetchSettings())
     if case .object(let m) = f, !m.isEmpty { top.append(("fetch", f)) }
     if removeQueryParameters != Defaults.removedQueryParameters {
       top.append(("removeQueryParameters", .array(removeQueryParameters.map(JSONValue.string))))
     }
     if !tasks.isEmpty { top.append(("tasks", .array(tasks.map(\.jsonValue)))) }
-    top.append(("sources", .array(sources.map(\.jsonValue))))
+    top.append(("sources", .array(sources.map { $0.jsonValue(base: fetch) })))
     return .object(top)
   }
 
@@ -19,25 +20,30 @@ extension ForageConfig {
   public var jsonText: String { jsonValue.pretty() }
 }
 
-extension FetchOptions {
-  var jsonValue: JSONValue {
+extension FetchSettings {
+  /// The settings that differ from `base`, as the members of a `fetch`
+  /// object (so a source writes only what it changes from the config's).
+  func jsonValue(comparedTo base: FetchSettings) -> JSONValue {
     var m: [(key: String, value: JSONValue)] = []
-    if let userAgent { m.append(("userAgent", .string(userAgent))) }
-    if let concurrency { m.append(("concurrency", .number(Double(concurrency)))) }
-    if let perHostConcurrency { m.append(("perHostConcurrency", .number(Double(perHostConcurrency)))) }
-    if let perHostDelay { m.append(("perHostDelay", .string(Units.format(perHostDelay)))) }
-    if let adaptiveDelay { m.append(("adaptiveDelay", .bool(adaptiveDelay))) }
-    if let timeout { m.append(("timeout", .string(Units.format(timeout)))) }
-    if let connectTimeout { m.append(("connectTimeout", .string(Units.format(connectTimeout)))) }
-    if let maxBodySize { m.append(("maxBodySize", .number(Double(maxBodySize)))) }
-    if let robotsTxt { m.append(("robotsTxt", .bool(robotsTxt))) }
-    if let retries { m.append(("retries", .number(Double(retries)))) }
-    if let headers { m.append(("headers", .object(headers.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))) }
-    if let headersFromEnv {
-      m.append(("headersFromEnv", .object(headersFromEnv.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })))
+    func add<T: Equatable>(_ key: String, _ keyPath: KeyPath<FetchSettings, T>, _ json: (T) -> JSONValue) {
+      if self[keyPath: keyPath] != base[keyPath: keyPath] { m.append((key, json(self[keyPath: keyPath]))) }
     }
-    if let secretOrigins { m.append(("secretOrigins", .array(secretOrigins.map { .string($0) }))) }
-    if let cookies { m.append(("cookies", .bool(cookies))) }
+    add("userAgent", \.userAgent) { .string($0) }
+    add("concurrency", \.concurrency) { .number(Double($0)) }
+    add("perHostConcurrency", \.perHostConcurrency) { .number(Double($0)) }
+    add("perHostDelay", \.perHostDelay) { .string(Units.format($0)) }
+    add("adaptiveDelay", \.adaptiveDelay) { .bool($0) }
+    add("timeout", \.timeout) { .string(Units.format($0)) }
+    add("connectTimeout", \.connectTimeout) { .string(Units.format($0)) }
+    add("maxBodySize", \.maxBodySize) { .number(Double($0)) }
+    add("robotsTxt", \.robotsTxt) { .bool($0) }
+    add("retries", \.retries) { .number(Double($0)) }
+    add("headers", \.headers) { h in .object(h.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }) }
+    add("headersFromEnv", \.credentials) { c in
+      .object(c.compactMap(\.environmentHeader).map { ($0.name, .string($0.variable)) })
+    }
+    add("secretOrigins", \.credentialOrigins) { .array($0.sorted().map { .string($0) }) }
+    add("cookies", \.cookies) { .bool($0) }
     return .object(m)
   }
 }
@@ -53,7 +59,9 @@ extension TaskDefinition {
 }
 
 extension Source {
-  var jsonValue: JSONValue {
+  /// The source as config JSON; its `fetch` object names what differs from
+  /// `base`, the config's settings.
+  func jsonValue(base: FetchSettings) -> JSONValue {
     var m: [(key: String, value: JSONValue)] = [("name", .string(name))]
     if urls.count == 1 { m.append(("url", .string(urls[0]))) } else { m.append(("urls", .array(urls.map(JSONValue.string)))) }
     if format != .html { m.append(("format", .string(format.rawValue))) }
@@ -72,8 +80,9 @@ extension Source {
       ]
       m.append(("crawl", .object(c)))
     }
-    let f = fetch.jsonValue
-    if case .object(let fm) = f, !fm.isEmpty { m.append(("fetch", f)) }
+    // Written even when empty: a source with settings of its own keeps them
+    // apart from later changes to the config's.
+    if let fetch { m.append(("fetch", fetch.jsonValue(comparedTo: base))) }
     if critical { m.append(("critical", .bool(true))) }
     if wifiOnly { m.append(("wifiOnly", .bool(true))) }
     return .object(m)

@@ -1,4 +1,6 @@
 import Foundation
+import ForageHTTP
+import ForageURL
 
 /// A whole Forage configuration: fetch defaults, tasks and sources.
 ///
@@ -8,26 +10,29 @@ import Foundation
 /// The JSON format is described in `docs/configuration.md`; the same types
 /// can be built in code.
 public struct ForageConfig: Sendable, Hashable {
-  /// The User-Agent sent with every request unless a source overrides it.
-  public var userAgent: String?
   /// A SQLite path (relative to the config file) or a `postgres://` URL.
   public var store: String?
-  /// Fetch defaults for every source.
-  public var fetch: FetchOptions
+  /// Fetch settings of every source that has none of its own (ForageHTTP's
+  /// one type for them: identity, politeness, limits, secrets).
+  public var fetch: FetchSettings
   /// Query parameters (glob patterns such as `utm_*`) removed from URLs
   /// before deduplication.
   public var removeQueryParameters: [String]
   public var tasks: [TaskDefinition]
   public var sources: [Source]
 
+  /// Creates a config.
+  ///
+  /// - Parameter userAgent: when given, replaces `fetch.userAgent` (the
+  ///   config file's top-level `userAgent`).
   public init(
-    userAgent: String? = nil, store: String? = nil, fetch: FetchOptions = FetchOptions(),
+    userAgent: String? = nil, store: String? = nil, fetch: FetchSettings = FetchSettings(),
     removeQueryParameters: [String] = Defaults.removedQueryParameters,
     tasks: [TaskDefinition] = [], sources: [Source]
   ) {
-    self.userAgent = userAgent
     self.store = store
     self.fetch = fetch
+    if let userAgent { self.fetch.userAgent = userAgent }
     self.removeQueryParameters = removeQueryParameters
     self.tasks = tasks
     self.sources = sources
@@ -39,12 +44,14 @@ public struct ForageConfig: Sendable, Hashable {
   /// The task with identifier `id`.
   public func task(withID id: String) -> TaskDefinition? { tasks.first { $0.id == id } }
 
-  /// The effective fetch options of a source: config defaults, then the
-  /// source's own, with the config's user agent.
-  public func fetchOptions(for source: Source) -> FetchOptions {
-    var base = fetch
-    if base.userAgent == nil { base.userAgent = userAgent }
-    return base.overridden(by: source.fetch)
+  /// The fetch settings of `source`: its own, else the config's. Secrets
+  /// (`credentials`) also go to the origins of its start URLs.
+  public func fetchSettings(for source: Source) -> FetchSettings {
+    var settings = source.fetch ?? fetch
+    if !settings.credentials.isEmpty {
+      settings.credentialOrigins.formUnion(source.urls.compactMap { WebURL($0)?.origin })
+    }
+    return settings
   }
 
   /// Reads and validates a config file.

@@ -1,3 +1,5 @@
+import ForageHTTP
+
 /// A web source to keep fresh: where to fetch, what to extract, how far to crawl.
 ///
 ///     let prices = Source(name: "prices", url: "https://example.com/item/1",
@@ -21,8 +23,10 @@ public struct Source: Sendable, Hashable {
   public var key: [String]
   /// Link following; nil fetches the start URLs only.
   public var crawl: CrawlScope?
-  /// Fetch settings that override the config's for this source.
-  public var fetch: FetchOptions
+  /// This source's fetch settings in place of the config's (`nil`: the
+  /// config's). A config file's per-source `fetch` object is read on top of
+  /// the config's settings, so it holds both.
+  public var fetch: FetchSettings?
   /// Critical sources still run in Low Power Mode.
   public var critical: Bool
   /// Sources marked Wi-Fi only wait while the network is expensive or
@@ -33,7 +37,7 @@ public struct Source: Sendable, Hashable {
     name: String, urls: [String], format: SourceFormat = .html,
     extract fields: KeyValuePairs<String, FieldRule> = [:], match: String? = nil,
     items: String? = nil, key: [String] = [], crawl: CrawlScope? = nil,
-    fetch: FetchOptions = FetchOptions(), critical: Bool = false, wifiOnly: Bool = false
+    fetch: FetchSettings? = nil, critical: Bool = false, wifiOnly: Bool = false
   ) {
     self.name = name
     self.urls = urls
@@ -53,7 +57,7 @@ public struct Source: Sendable, Hashable {
     name: String, url: String, format: SourceFormat = .html,
     extract fields: KeyValuePairs<String, FieldRule> = [:], match: String? = nil,
     items: String? = nil, key: [String] = [], crawl: CrawlScope? = nil,
-    fetch: FetchOptions = FetchOptions(), critical: Bool = false, wifiOnly: Bool = false
+    fetch: FetchSettings? = nil, critical: Bool = false, wifiOnly: Bool = false
   ) {
     self.init(
       name: name, urls: [url], format: format, extract: fields, match: match, items: items,
@@ -107,51 +111,3 @@ public struct CrawlScope: Sendable, Hashable {
   }
 }
 
-/// Fetch settings as written in a config: every member optional, so a
-/// source's `fetch` object overrides only what it names.
-public struct FetchOptions: Sendable, Hashable {
-  public var userAgent: String?
-  public var concurrency: Int?
-  public var perHostConcurrency: Int?
-  public var perHostDelay: Duration?
-  /// Adapt the per-host delay to observed latency and to 429/503 answers
-  /// (AutoThrottle-like). Default true.
-  public var adaptiveDelay: Bool?
-  public var timeout: Duration?
-  public var connectTimeout: Duration?
-  public var maxBodySize: Int?
-  public var robotsTxt: Bool?
-  public var retries: Int?
-  /// Extra request headers.
-  public var headers: [String: String]?
-  /// Request headers whose values are read from environment variables
-  /// (header name → variable name); never logged or stored, and sent only to
-  /// the origins of the source's start URLs and to ``secretOrigins``.
-  public var headersFromEnv: [String: String]?
-  /// More origins (`https://api.example.com`) that receive ``headersFromEnv``.
-  public var secretOrigins: [String]?
-  /// Keep cookies for the duration of a job.
-  public var cookies: Bool?
-
-  public init() {}
-
-  /// These options with `other`'s set members taking precedence.
-  public func overridden(by other: FetchOptions) -> FetchOptions {
-    var r = self
-    r.userAgent = other.userAgent ?? userAgent
-    r.concurrency = other.concurrency ?? concurrency
-    r.perHostConcurrency = other.perHostConcurrency ?? perHostConcurrency
-    r.perHostDelay = other.perHostDelay ?? perHostDelay
-    r.adaptiveDelay = other.adaptiveDelay ?? adaptiveDelay
-    r.timeout = other.timeout ?? timeout
-    r.connectTimeout = other.connectTimeout ?? connectTimeout
-    r.maxBodySize = other.maxBodySize ?? maxBodySize
-    r.robotsTxt = other.robotsTxt ?? robotsTxt
-    r.retries = other.retries ?? retries
-    r.headers = other.headers ?? headers
-    r.headersFromEnv = other.headersFromEnv ?? headersFromEnv
-    r.secretOrigins = other.secretOrigins ?? secretOrigins
-    r.cookies = other.cookies ?? cookies
-    return r
-  }
-}

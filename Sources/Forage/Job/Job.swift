@@ -29,37 +29,8 @@ public final class Job: Sendable {
     self.config = config
     self.store = store
     self.canonicalizer = URLCanonicalizer(removingQueryParameters: config.removeQueryParameters)
-    var settings = Job.settings(from: config.fetch.overridden(by: FetchOptions()), userAgent: config.userAgent)
-    settings.concurrency = config.fetch.concurrency ?? settings.concurrency
-    self.fetcher = Fetcher(transport: transport, settings: settings, robotsArchive: StoreRobotsArchive(store: store))
+    self.fetcher = Fetcher(transport: transport, settings: config.fetch, robotsArchive: StoreRobotsArchive(store: store))
     self.owner = "pid-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
-  }
-
-  /// The transport-level settings for a source's fetch options.
-  ///
-  /// - Parameter startURLs: the source's start URLs, whose origins (with the
-  ///   options' `secretOrigins`) are the only ones that receive `headersFromEnv`.
-  static func settings(from o: FetchOptions, userAgent: String?, startURLs: [String] = []) -> FetchSettings {
-    var s = FetchSettings()
-    if let ua = o.userAgent ?? userAgent { s.userAgent = ua }
-    if let v = o.concurrency { s.concurrency = v }
-    if let v = o.perHostConcurrency { s.perHostConcurrency = v }
-    if let v = o.perHostDelay { s.perHostDelay = v }
-    if let v = o.adaptiveDelay { s.adaptiveDelay = v }
-    if let v = o.timeout { s.timeout = v }
-    if let v = o.connectTimeout { s.connectTimeout = v }
-    if let v = o.maxBodySize { s.maxBodySize = v }
-    if let v = o.robotsTxt { s.robotsTxt = v }
-    if let v = o.retries { s.retries = v }
-    if let v = o.headers { s.headers = v }
-    if let v = o.cookies { s.cookies = v }
-    // Secrets are credentials, never plain headers: the fetcher sends them only
-    // to these origins, and reads their values itself.
-    if let env = o.headersFromEnv {
-      s.credentials = env.sorted { $0.key < $1.key }.map { Credentials.header($0.key, valueEnv: $0.value) }
-      s.credentialOrigins = Set(startURLs.compactMap { WebURL($0)?.origin } + (o.secretOrigins ?? []))
-    }
-    return s
   }
 
   /// Runs one launch.
@@ -152,9 +123,8 @@ public final class Job: Sendable {
     let s = source.source
     let seeds = s.urls.compactMap { WebURL($0) }.map { PageContext.seed($0, source: source, depth: 0) }
     let crawl = try await store.openCrawl(source: s.name, seeds: seeds, now: Date())
-    let options = config.fetchOptions(for: s)
-    let settings = Job.settings(from: options, userAgent: config.userAgent, startURLs: s.urls)
-    let concurrency = max(1, min(options.concurrency ?? settings.concurrency, concurrencyLimit ?? .max))
+    let settings = config.fetchSettings(for: s)
+    let concurrency = max(1, min(settings.concurrency, concurrencyLimit ?? .max))
     let stopAt = deadline - Defaults.stopMargin
     let hardStop = deadline + Defaults.grace
     let lease = Date().addingTimeInterval((deadline - clock.now).seconds + Defaults.grace.seconds + 60)

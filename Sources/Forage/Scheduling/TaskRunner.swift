@@ -137,7 +137,7 @@ public struct LaunchPlan: Sendable, Hashable {
     self.sources = run
     self.waiting = waiting
     if !conditions.isCharging {
-      let configured = config.fetch.concurrency ?? 16
+      let configured = config.fetch.concurrency
       concurrencyLimit = max(1, configured / 4)
     } else {
       concurrencyLimit = nil
