@@ -102,6 +102,7 @@ extension Migrator {
   /// | `changes` | new and changed records, before and after | `id`; `(source, id)` |
   /// | `runs` | task runs; `sources` and `summary` as JSON | `id` |
   /// | `robots` | robots.txt answers per origin, kept until `expires_at` (see `RobotsFile`) | `origin` |
+  /// | `pending_requests` | task requests not yet run, replaced as a set (see `PendingTaskRequest`) | `identifier` |
   ///
   /// Dates are integer milliseconds since 1970 (UTC). 64-bit fingerprints
   /// and hashes are stored by bit pattern as signed integers. Frontier
@@ -239,6 +240,28 @@ extension Migrator {
         body BLOB NOT NULL,
         fetched_at INTEGER NOT NULL,
         expires_at INTEGER NOT NULL
+      ) STRICT;
+      """))
+    // A daemon's pending task requests live beside the data they schedule:
+    // kept in a file of their own, a crash could leave the two disagreeing.
+    // The set is replaced in one transaction. Checks are comparisons, not
+    // `IN (…)`, which would build a temporary index on every write (see v3).
+    migrator.register(Migration("v5-pending-requests", sql: """
+      CREATE TABLE pending_requests (
+        identifier TEXT PRIMARY KEY NOT NULL,
+        kind TEXT NOT NULL
+          CHECK (kind = 'appRefresh' OR kind = 'processing' OR kind = 'continuedProcessing'),
+        earliest_begin_at INTEGER,
+        requires_network INTEGER NOT NULL CHECK (requires_network = 0 OR requires_network = 1),
+        requires_external_power INTEGER NOT NULL
+          CHECK (requires_external_power = 0 OR requires_external_power = 1),
+        title TEXT,
+        subtitle TEXT,
+        strategy TEXT,
+        CHECK (
+          kind = 'continuedProcessing' AND title IS NOT NULL AND subtitle IS NOT NULL
+            AND (strategy = 'fail' OR strategy = 'queue')
+          OR kind <> 'continuedProcessing' AND title IS NULL AND subtitle IS NULL AND strategy IS NULL)
       ) STRICT;
       """))
     return migrator

@@ -76,6 +76,17 @@ public protocol Store: AnyObject, Sendable {
   /// Keeps `file` in place of its origin's earlier answer.
   func keepRobotsFile(_ file: RobotsFile) async throws
 
+  // MARK: Pending task requests
+
+  /// The task requests a scheduler left pending, ordered by identifier
+  /// (empty when none were kept).
+  func pendingTaskRequests() async throws -> [PendingTaskRequest]
+
+  /// Replaces the kept pending task requests with `requests` in one
+  /// transaction: a failure (or a crash) leaves the earlier set whole.
+  /// Identifiers must be unique.
+  func replacePendingTaskRequests(_ requests: [PendingTaskRequest]) async throws
+
   // MARK: The store as a whole
 
   /// The names of the sources the store holds records or crawls of, sorted.
