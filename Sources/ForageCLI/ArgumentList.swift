@@ -1,3 +1,5 @@
+import Forage
+
 /// A mistake in the command line: the message says what and how to fix it.
 struct UsageError: Error, CustomStringConvertible {
   var message: String
@@ -5,79 +7,151 @@ struct UsageError: Error, CustomStringConvertible {
   var description: String { message }
 }
 
-/// The arguments of one command, consumed as they are matched.
+/// The arguments of one command, parsed against its declared `Argument`s and
+/// then read by name.
 ///
-/// `--name=value` and `--name value` are the same; `--` ends options.
+/// `--name=value` and `--name value` are the same; `--` ends options (what
+/// follows is positional, even when it starts with `-`). An undeclared option
+/// is an error that names the closest declared one; so are a missing value, a
+/// value given to a flag, a missing required option or positional, an extra
+/// positional, and two options declared as excluding each other.
+///
+///     var args = try ArgumentList(["--budget=3s", "--json"], declaring: RunCommand.arguments)
+///     args.flag("--json")            // true
+///     try args.option("--budget")    // "3s"
 struct ArgumentList {
-  private(set) var items: [String]
-  private var positionalOnly = false
+  /// What the command accepts, in declaration order.
+  let declared: [Argument]
+  /// The values of each option and repeatable option given, in order.
+  private var values: [String: [String]] = [:]
+  /// The flags given.
+  private var flags: Set<String> = []
+  /// The positional arguments, in order.
+  private var positionals: [String] = []
+  /// Every name the command has read, to check that none is declared but unused.
+  private var read: Set<String> = []
 
-  init(_ arguments: [String]) {
-    var out: [String] = []
+  /// Parses `arguments` against `declared`.
+  ///
+  /// - Parameter exclusive: groups of names of which at most one may be given.
+  /// - Throws: `UsageError` for the first mistake, left to right.
+  init(_ arguments: [String], declaring declared: [Argument], exclusive: [[String]] = []) throws(UsageError) {
+    self.declared = declared
+    var i = 0
     var afterDashes = false
-    for a in arguments {
-      if afterDashes || a == "--" || !a.hasPrefix("--") {
-        if a == "--" { afterDashes = true }
-        out.append(a)
-      } else if let eq = a.firstIndex(of: "=") {
-        out.append(String(a[..<eq]))
-        out.append(String(a[a.index(after: eq)...]))
-      } else {
-        out.append(a)
+    while i < arguments.count {
+      let token = arguments[i]
+      i += 1
+      if afterDashes || !Self.looksLikeOption(token) {
+        if token == "--" && !afterDashes { afterDashes = true } else { positionals.append(token) }
+        continue
+      }
+      // --name=value is --name value.
+      var name = token
+      var inline: String?
+      if token.hasPrefix("--"), let eq = token.firstIndex(of: "=") {
+        name = String(token[..<eq])
+        inline = String(token[token.index(after: eq)...])
+      }
+      guard let argument = declared.first(where: { $0.kind != .positional && ($0.name == name || $0.shortName == name) })
+      else { throw Self.unknownOption(name, declared) }
+      switch argument.kind {
+      case .flag:
+        if inline != nil { throw UsageError("\(argument.name) takes no value") }
+        flags.insert(argument.name)
+      case .option, .repeatable:
+        if let inline {
+          values[argument.name, default: []].append(inline)
+        } else if i < arguments.count, !arguments[i].hasPrefix("--") {
+          values[argument.name, default: []].append(arguments[i])
+          i += 1
+        } else {
+          var message = "\(argument.name) needs a value: \(argument.synopsis)"
+          if i < arguments.count, arguments[i] != "--" {
+            message += " (for a value that starts with --, write \(argument.name)=\(arguments[i]))"
+          }
+          throw UsageError(message)
+        }
+      case .positional:
+        break  // not matched by name
       }
     }
-    items = out
+
+    for group in exclusive {
+      let given = group.filter { flags.contains($0) || values[$0] != nil }
+      guard given.count > 1 else { continue }
+      throw UsageError(
+        group.count == 2 ? "give \(group[0]) or \(group[1]), not both" : "give one of \(group.joined(separator: ", "))")
+    }
+    for argument in declared where argument.kind == .option && argument.isRequired && values[argument.name] == nil {
+      throw UsageError("missing \(argument.synopsis)")
+    }
+    let expected = declared.filter { $0.kind == .positional }
+    if positionals.count < expected.count {
+      throw UsageError("missing \(expected[positionals.count].name)")
+    }
+    if positionals.count > expected.count {
+      throw UsageError("unexpected argument \"\(positionals[expected.count])\"")
+    }
   }
 
-  var isEmpty: Bool { items.isEmpty }
+  /// Whether `token` is an option's name rather than a value: `--name`,
+  /// `--name=value`, `-h`; not `-`, `--`, or a negative number.
+  static func looksLikeOption(_ token: String) -> Bool {
+    if token.hasPrefix("--") { return token.count > 2 }
+    guard token.hasPrefix("-"), let second = token.dropFirst().first else { return false }
+    return second.isLetter
+  }
 
-  /// Removes and returns the value of the last `name` option, if present.
+  /// The error for an undeclared option, naming the closest declared one.
+  static func unknownOption(_ name: String, _ declared: [Argument]) -> UsageError {
+    // Long names only: any one-letter name is within two edits of any other.
+    let names = declared.filter { $0.kind != .positional }.map(\.name)
+    let hint = name.hasPrefix("--") ? Spelling.closest(to: name, in: names).map { " (did you mean \($0)?)" } ?? "" : ""
+    return UsageError("unknown option \(name)\(hint)")
+  }
+
+  /// The value of the `name` option, the last one if given several times.
   mutating func option(_ name: String) throws(UsageError) -> String? {
     try options(name).last
   }
 
-  /// Removes and returns the values of every `name` option.
+  /// The values of every `name` option, in order.
   mutating func options(_ name: String) throws(UsageError) -> [String] {
-    var values: [String] = []
-    var i = 0
-    while i < items.count {
-      if items[i] == "--" { break }
-      if items[i] == name {
-        guard i + 1 < items.count, items[i + 1] != "--" else { throw UsageError("option \(name) needs a value") }
-        values.append(items[i + 1])
-        items.removeSubrange(i...i + 1)
-      } else {
-        i += 1
-      }
-    }
-    return values
+    markRead(name, as: [.option, .repeatable])
+    return values[name] ?? []
   }
 
-  /// Removes `name` and returns whether it was present.
+  /// Whether the `name` flag was given.
   mutating func flag(_ name: String) -> Bool {
-    guard let end = items.firstIndex(of: "--") ?? Optional(items.count),
-          let i = items[..<end].firstIndex(of: name) else { return false }
-    items.remove(at: i)
-    items.removeAll { $0 == name }
-    return true
+    markRead(name, as: [.flag])
+    return flags.contains(name)
   }
 
-  /// Removes and returns the next positional argument.
-  mutating func positional(_ what: String) throws(UsageError) -> String {
-    guard let i = items.firstIndex(where: { !$0.hasPrefix("--") || $0 == "--" }) else {
-      throw UsageError("missing \(what)")
-    }
-    if items[i] == "--" {
-      items.remove(at: i)
-      return try positional(what)
-    }
-    return items.remove(at: i)
+  /// The positional argument declared as `name`.
+  mutating func positional(_ name: String) throws(UsageError) -> String {
+    markRead(name, as: [.positional])
+    let index = declared.filter { $0.kind == .positional }.firstIndex { $0.name == name }!
+    guard index < positionals.count else { throw UsageError("missing \(name)") }
+    return positionals[index]
   }
 
-  /// Fails on anything not consumed.
+  /// Called at the end of a command's `init`. The parser has already refused
+  /// anything undeclared; this checks the other direction, that the command
+  /// read every argument it declares (a declared but unread one would be
+  /// accepted and ignored).
   func expectNoMore() throws(UsageError) {
-    let rest = items.filter { $0 != "--" }
-    guard let first = rest.first else { return }
-    throw UsageError(first.hasPrefix("--") ? "unknown option \(first)" : "unexpected argument \"\(first)\"")
+    let unread = unread.filter { $0 != GlobalArguments.help.name }
+    assert(unread.isEmpty, "declared but never read: \(unread.joined(separator: ", "))")
+  }
+
+  /// The declared names not read yet (`--help` is `forage`'s to read).
+  var unread: [String] { declared.map(\.name).filter { !read.contains($0) } }
+
+  private mutating func markRead(_ name: String, as kinds: [Argument.Kind]) {
+    guard let argument = declared.first(where: { $0.name == name }), kinds.contains(argument.kind) else {
+      preconditionFailure("\(name) is not declared as \(kinds); declare it in the command's arguments")
+    }
+    read.insert(name)
   }
 }

@@ -9,26 +9,25 @@ import ForageStore
 struct DaemonCommand: Command {
   static let name = "daemon"
   static let abstract = "Run the config's tasks on schedule until interrupted."
-  static let help = """
-    Usage: forage daemon [--config FILE] [--store PATH] [--low-power] [--refresh-denied] [--json]
-
+  static let arguments: [Argument] = [
+    .option("--config", "FILE", "The config file.", default: Defaults.configFile),
+    .option("--store", "PATH", "SQLite file.", default: "the config's, beside the config"),
+    .flag("--low-power", "Act as in Low Power Mode (only critical sources run)."),
+    .flag("--refresh-denied", "Act as with Background App Refresh denied (nothing runs)."),
+    .flag("--json", "Print each launch's summary as a JSON line."),
+  ]
+  static let discussion = """
     Schedules every task of the config as BGTaskScheduler would on a device
     that is always charging: each launch first submits its next request
     (every task's "every" later), then runs the task's sources within its
     budget. Power and network are read from the machine (on Linux,
     /sys/class/power_supply and the default route). Pending requests are
     kept beside the store, so a restarted daemon keeps its schedule.
-
+    """
+  static let notes = """
     SIGINT or SIGTERM expires running tasks (they save their place), waits
     for them, writes the store's journal into its file, and exits 0; a second
     signal quits at once.
-
-    Options:
-      --config FILE      The config file (default: forage.json).
-      --store PATH       SQLite file (default: the config's, beside the config).
-      --low-power        Act as in Low Power Mode (only critical sources run).
-      --refresh-denied   Act as with Background App Refresh denied (nothing runs).
-      --json             Print each launch's summary as a JSON line.
     """
 
   var config = Defaults.configFile

@@ -8,21 +8,18 @@ import ForageTestSupport
 struct DemoCommand: Command {
   static let name = "demo"
   static let abstract = "Crawl a generated demo shop on loopback into SQLite."
-  static let help = """
-    Usage: forage demo [--store PATH] [--products N] [--budget DURATION] [--serve] [--json]
-
+  static let arguments: [Argument] = [
+    .option("--store", "PATH", "The SQLite file.", default: "forage-demo.sqlite"),
+    .option("--products", "N", "Products on the site, 1 to 1000000.", default: "200"),
+    .option("--budget", "DURATION", "Time allowed.", default: "60s"),
+    .flag("--serve", "Only serve the site and print its URL and a matching config, until interrupted."),
+    .flag("--json", "Print the summary as JSON."),
+  ]
+  static let discussion = """
     Starts a small shop site on 127.0.0.1 (generated, messy HTML, robots.txt),
     crawls it with the same engine as 'forage run', stores one record per
     product in SQLite, and prints the summary and a few records. Running it
     again revisits the site: records come back unchanged.
-
-    Options:
-      --store PATH      The SQLite file (default: forage-demo.sqlite).
-      --products N      Products on the site (default: 200).
-      --budget DURATION Time allowed (default: 60s).
-      --serve           Only serve the site and print its URL and a matching
-                        config, until interrupted.
-      --json            Print the summary as JSON.
     """
 
   var store = "forage-demo.sqlite"

@@ -6,21 +6,19 @@ import ForageStore
 struct ExportCommand: Command {
   static let name = "export"
   static let abstract = "Write stored records as JSON Lines or CSV."
-  static let help = """
-    Usage: forage export --store PATH [--source NAME] [--format jsonl|csv] [--out FILE]
-
+  static let arguments: [Argument] = [
+    .option("--store", "PATH", "The SQLite file to read.", required: true),
+    .option("--source", "NAME", "Only this source's records."),
+    .option("--format", "jsonl|csv", "The output format.", default: "jsonl"),
+    .option(
+      "--out", "FILE",
+      "Write to FILE instead of standard output. An existing regular file is replaced only once the export is "
+        + "complete; a folder, a device or the store itself is refused (exit 2) and nothing is touched."),
+  ]
+  static let discussion = """
     Writes every stored record (or one source's) to standard output or FILE.
     JSON Lines rows: {"source","key","url","fields":{...},"firstSeen","lastSeen"}.
     CSV: source, key, url, one column per field, firstSeen, lastSeen.
-
-    Options:
-      --store PATH      The SQLite file to read (required).
-      --source NAME     Only this source's records.
-      --format FORMAT   jsonl (default) or csv.
-      --out FILE        Write to FILE instead of standard output. An existing
-                        regular file is replaced only once the export is
-                        complete; a folder, a device or the store itself is
-                        refused (exit 2) and nothing is touched.
     """
 
   var store: String
@@ -29,6 +27,7 @@ struct ExportCommand: Command {
   var outFile: String?
 
   init(_ args: inout ArgumentList) throws(UsageError) {
+    // Required: the parser has refused a command line without it.
     guard let s = try args.option("--store") else { throw UsageError("missing --store PATH") }
     store = s
     source = try args.option("--source")

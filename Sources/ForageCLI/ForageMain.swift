@@ -3,55 +3,90 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Forage
 
 /// The `forage` executable.
 @main
 struct ForageMain {
   static func main() async {
-    var arguments = Array(CommandLine.arguments.dropFirst())
-    var out = Terminal()
-    // --verbose is understood by every command, anywhere on the line.
-    if let i = arguments.firstIndex(of: "--verbose") {
-      arguments.remove(at: i)
-      out.verbose = true
-    }
-    let status = await dispatch(arguments, out)
+    let status = await dispatch(Array(CommandLine.arguments.dropFirst()), Terminal())
     exit(status.rawValue)
   }
 
-  static func dispatch(_ arguments: [String], _ out: Terminal) async -> ExitStatus {
-    guard let name = arguments.first, name != "--help", name != "-h", name != "help" else {
-      if arguments.isEmpty {
-        out.error(mainHelp)
-        return .badInput
-      }
-      if arguments.count > 1, let c = commands.first(where: { $0.name == arguments[1] }) {
-        out.print(c.help)
-      } else {
-        out.print(mainHelp)
-      }
-      return .ok
-    }
-    if name == "--version" {
-      out.print("forage \(forageVersion)")
-      return .ok
-    }
-    guard let command = commands.first(where: { $0.name == name }) else {
-      out.error("forage: unknown command \"\(name)\"\n\n\(mainHelp)")
+  /// Runs the command line `arguments` (without the program's name).
+  ///
+  /// `forage [--verbose] COMMAND [arguments]`; `--help`/`-h` anywhere before
+  /// `--` prints help on standard output and exits 0; `forage help [COMMAND]`
+  /// does too. Usage errors print the message and exit 2.
+  static func dispatch(_ arguments: [String], _ terminal: Terminal) async -> ExitStatus {
+    var out = terminal
+    if arguments.isEmpty {
+      out.error(mainHelp)
       return .badInput
     }
-    var args = ArgumentList(Array(arguments.dropFirst()))
-    if args.flag("--help") || args.flag("-h") {
+    // Options before the command's name: forage's own.
+    var rest = arguments[...]
+    var wantsHelp = false
+    while let first = rest.first, ArgumentList.looksLikeOption(first) {
+      rest = rest.dropFirst()
+      switch first {
+      case GlobalArguments.verbose.name: out.verbose = true
+      case MainCommand.help.name, MainCommand.help.shortName: wantsHelp = true
+      case MainCommand.version.name:
+        out.print("forage \(forageVersion)")
+        return .ok
+      default:
+        out.error("forage: \(ArgumentList.unknownOption(first, MainCommand.arguments))\n\n\(mainHelp)")
+        return .badInput
+      }
+    }
+    guard let name = rest.first else {
+      if wantsHelp {
+        out.print(mainHelp)
+        return .ok
+      }
+      out.error(mainHelp)
+      return .badInput
+    }
+    rest = rest.dropFirst()
+    if name == "help" { return help(Array(rest), out) }
+    guard let command = commands.first(where: { $0.name == name }) else {
+      let hint = Spelling.closest(to: name, in: commands.map { $0.name }).map { " (did you mean \($0)?)" } ?? ""
+      out.error("forage: unknown command \"\(name)\"\(hint)\n\n\(mainHelp)")
+      return .badInput
+    }
+    // --help anywhere before "--" wins over any mistake on the line.
+    let options = rest.prefix { $0 != "--" }
+    if wantsHelp || options.contains(where: { $0 == GlobalArguments.help.name || $0 == GlobalArguments.help.shortName }) {
       out.print(command.help)
       return .ok
     }
     do {
-      let c = try command.init(&args)
+      let c = try command.parse(Array(rest), verbose: &out.verbose)
       return await c.run(out)
     } catch {
       out.error("forage \(name): \(error)\nRun 'forage \(name) --help' for usage.")
       return .badInput
     }
+  }
+
+  /// `forage help [COMMAND]`.
+  static func help(_ arguments: [String], _ out: Terminal) -> ExitStatus {
+    guard let name = arguments.first else {
+      out.print(mainHelp)
+      return .ok
+    }
+    guard arguments.count == 1 else {
+      out.error("forage help: give one command's name, e.g. 'forage help run'")
+      return .badInput
+    }
+    guard let command = commands.first(where: { $0.name == name }) else {
+      let hint = Spelling.closest(to: name, in: commands.map { $0.name }).map { " (did you mean \($0)?)" } ?? ""
+      out.error("forage help: unknown command \"\(name)\"\(hint)\n\n\(mainHelp)")
+      return .badInput
+    }
+    out.print(command.help)
+    return .ok
   }
 }
 

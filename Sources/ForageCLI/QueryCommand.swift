@@ -7,26 +7,25 @@ import ForageURL
 struct QueryCommand: Command {
   static let name = "query"
   static let abstract = "Try a CSS selector on an HTML file or URL."
-  static let help = """
-    Usage: forage query FILE|URL SELECTOR [--text | --attr NAME | --count] [--json]
-                        [--charset NAME]
-
+  static let arguments: [Argument] = [
+    .positional("FILE|URL", "The HTML file, or an http(s) URL to fetch."),
+    .positional("SELECTOR", "The CSS selector to try."),
+    .flag("--text", "Print each match's text (whitespace collapsed)."),
+    .option("--attr", "NAME", "Print each match's attribute NAME (skipping those without it)."),
+    .flag("--count", "Print only the number of matches."),
+    .flag("--json", "Print a JSON array (of strings; or a number with --count)."),
+    .option(
+      "--charset", "NAME",
+      "Decode the page as NAME: UTF-8, UTF-16LE, UTF-16BE or windows-1252, or a label of one (utf8, latin1, "
+        + "iso-8859-1, ascii...). It takes the place of the server's charset and of the page's <meta charset>; "
+        + "a byte order mark still wins."),
+  ]
+  static let exclusive = [["--text", "--attr", "--count"]]
+  static let discussion = """
     Parses the page with Forage's HTML parser and prints every element that
     matches SELECTOR: its outer HTML, or its text with --text, an attribute
     with --attr NAME, or only the number of matches with --count.
     Use it to try a selector before putting it in a config.
-
-    Options:
-      --text        Print each match's text (whitespace collapsed).
-      --attr NAME   Print each match's attribute NAME (skipping those without it).
-      --count       Print only the number of matches.
-      --json        Print a JSON array (of strings; or a number with --count).
-      --charset NAME
-                    Decode the page as NAME: UTF-8, UTF-16LE, UTF-16BE or
-                    windows-1252, or a label of one (utf8, latin1,
-                    iso-8859-1, ascii...). It takes the place of the
-                    server's charset and of the page's <meta charset>; a
-                    byte order mark still wins.
     """
 
   var input: String
@@ -52,12 +51,9 @@ struct QueryCommand: Command {
       }
       charset = encoding
     }
-    input = try args.positional("a FILE or URL")
-    selector = try args.positional("a SELECTOR")
+    input = try args.positional("FILE|URL")
+    selector = try args.positional("SELECTOR")
     try args.expectNoMore()
-    if [text, count, attr != nil].filter({ $0 }).count > 1 {
-      throw UsageError("give one of --text, --attr, --count")
-    }
   }
 
   func run(_ out: Terminal) async -> ExitStatus {

@@ -11,23 +11,25 @@ import ForageStore
 struct RunCommand: Command {
   static let name = "run"
   static let abstract = "Launch a task (or some sources) once now, then exit."
-  static let help = """
-    Usage: forage run [--config FILE] [--task ID | --source NAME ...] [--budget DURATION]
-                      [--store PATH] [--json]
-
+  static let arguments: [Argument] = [
+    .option("--config", "FILE", "The config file.", default: Defaults.configFile),
+    .option("--task", "ID", "Run the sources of this task, with its budget."),
+    .repeatable("--source", "NAME", "Run this source.", default: "every source"),
+    .option(
+      "--budget", "DURATION", "Time allowed, e.g. 30s, 5m.",
+      default: "the task's, else \(Units.format(Defaults.runBudget))"),
+    .option(
+      "--store", "PATH", "SQLite file.",
+      default: "the config's \"store\", else \(Defaults.storePath) beside the config"),
+    .flag("--json", "Print the summary as JSON."),
+  ]
+  static let exclusive = [["--task", "--source"]]
+  static let discussion = """
     Runs one launch now: fetches the sources within the budget, stores their
     records, and prints a summary. A launch stopped by its budget saves its
     place; the next run continues the same crawl.
-
-    Options:
-      --config FILE     The config file (default: forage.json).
-      --task ID         Run the sources of this task, with its budget.
-      --source NAME     Run this source (repeatable). Default: every source.
-      --budget DURATION Time allowed, e.g. 30s, 5m (default: the task's, else 5m).
-      --store PATH      SQLite file (default: the config's "store", else forage.sqlite
-                        beside the config).
-      --json            Print the summary as JSON.
-
+    """
+  static let notes = """
     SIGINT (Ctrl-C) or SIGTERM stops the launch as its budget would: in-flight
     fetches get a short grace, everything done is committed, the summary is
     printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM). A second
@@ -52,7 +54,6 @@ struct RunCommand: Command {
     store = try args.option("--store")
     json = args.flag("--json")
     try args.expectNoMore()
-    if task != nil && !sources.isEmpty { throw UsageError("give --task or --source, not both") }
   }
 
   func run(_ out: Terminal) async -> ExitStatus {

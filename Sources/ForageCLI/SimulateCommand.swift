@@ -8,10 +8,20 @@ import ForageStore
 struct SimulateCommand: Command {
   static let name = "simulate"
   static let abstract = "Forecast data freshness on a simulated device."
-  static let help = """
-    Usage: forage simulate [--config FILE] [--days N] [--profile NAME|FILE] [--seed S]
-                           [--live] [--store PATH] [--trace] [--json]
-
+  static let arguments: [Argument] = [
+    .option("--config", "FILE", "The config file.", default: Defaults.configFile),
+    .option("--days", "N", "Days to simulate, 1 to 3650.", default: "7"),
+    .option(
+      "--profile", "NAME|FILE",
+      "commuter, night-charger, heavy-user, rarely-used, server, or a JSON profile file.",
+      default: "commuter"),
+    .option("--seed", "S", "Random seed; the same seed gives the same trace.", default: "1"),
+    .flag("--live", "Run the real jobs (writes to the store)."),
+    .option("--store", "PATH", "SQLite file.", default: "the config's, beside the config"),
+    .flag("--trace", "Also print every launch, expiration, completion and kill."),
+    .flag("--json", "Print the forecast (and trace) as JSON."),
+  ]
+  static let discussion = """
     Simulates the config's background tasks on a device for N days, under
     the scheduling model of docs/scheduling-model.md (launch placement,
     daily allowance, idle windows, power and network, Low Power Mode,
@@ -25,17 +35,6 @@ struct SimulateCommand: Command {
     refresh tasks, 60s for processing tasks). With --live, each launch runs
     the real job against the real network instead, its budget measured in
     real time while the virtual clock waits.
-
-    Options:
-      --config FILE        The config file (default: forage.json).
-      --days N             Days to simulate (default: 7).
-      --profile NAME|FILE  commuter (default), night-charger, heavy-user,
-                           rarely-used, server, or a JSON profile file.
-      --seed S             Random seed; the same seed gives the same trace (default: 1).
-      --live               Run the real jobs (writes to the store).
-      --store PATH         SQLite file (default: the config's, beside the config).
-      --trace              Also print every launch, expiration, completion and kill.
-      --json               Print the forecast (and trace) as JSON.
     """
 
   var config = Defaults.configFile

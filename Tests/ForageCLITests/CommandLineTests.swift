@@ -4,25 +4,29 @@ import Testing
 import ForageTestSupport
 
 @Suite struct CommandLineTests {
+  /// The whole text, as generated from RunCommand's declarations.
   @Test func test_runHelp_isTheDocumentedText() throws {
     let r = try runForage(["run", "--help"])
     #expect(r.status == 0)
+    #expect(r.stderr.isEmpty)
     #expect(r.stdout == """
-      Usage: forage run [--config FILE] [--task ID | --source NAME ...] [--budget DURATION]
-                        [--store PATH] [--json]
+      Usage: forage run [--config FILE] [--task ID | --source NAME ...]
+                        [--budget DURATION] [--store PATH] [--json]
 
       Runs one launch now: fetches the sources within the budget, stores their
       records, and prints a summary. A launch stopped by its budget saves its
       place; the next run continues the same crawl.
 
       Options:
-        --config FILE     The config file (default: forage.json).
-        --task ID         Run the sources of this task, with its budget.
-        --source NAME     Run this source (repeatable). Default: every source.
-        --budget DURATION Time allowed, e.g. 30s, 5m (default: the task's, else 5m).
-        --store PATH      SQLite file (default: the config's "store", else forage.sqlite
-                          beside the config).
-        --json            Print the summary as JSON.
+        --config FILE      The config file (default: forage.json).
+        --task ID          Run the sources of this task, with its budget.
+        --source NAME      Run this source (repeatable; default: every source).
+        --budget DURATION  Time allowed, e.g. 30s, 5m (default: the task's, else 5m).
+        --store PATH       SQLite file (default: the config's "store", else
+                           forage.sqlite beside the config).
+        --json             Print the summary as JSON.
+        --verbose          Also show each error's internal detail, for bug reports.
+        -h, --help         Show this help.
 
       SIGINT (Ctrl-C) or SIGTERM stops the launch as its budget would: in-flight
       fetches get a short grace, everything done is committed, the summary is
@@ -35,12 +39,36 @@ import ForageTestSupport
       """)
   }
 
-  @Test func test_mainHelp_listsEveryCommand() throws {
+  @Test func test_mainHelp_listsEveryCommandAndTheGlobalOptions() throws {
     let r = try runForage(["--help"])
     #expect(r.status == 0)
-    for name in ["run", "export", "query", "demo"] {
+    for name in ["run", "daemon", "simulate", "export", "query", "demo"] {
       #expect(r.stdout.contains("\n  \(name) "), "missing \(name)")
     }
+    #expect(r.stdout.contains("\n  --verbose  "))
+    #expect(r.stdout.contains("\n  -h, --help  "))
+    #expect(try runForage(["help"]).stdout == r.stdout)
+    // Without a command: the same text, on standard error, exit 2.
+    let bare = try runForage([])
+    #expect(bare.status == 2)
+    #expect(bare.stderr == r.stdout)
+  }
+
+  @Test func test_help_worksAnywhere_andWinsOverMistakes() throws {
+    let help = try runForage(["query", "--help"]).stdout
+    #expect(help.hasPrefix("Usage: forage query "))
+    for arguments in [
+      ["query", "-h"], ["help", "query"], ["-h", "query"], ["--verbose", "query", "--help"],
+      ["query", "p.html", "--frobnicate", "--text", "-h"], ["query", "--attr", "--help"],
+    ] {
+      let r = try runForage(arguments)
+      #expect(r.status == 0, "\(arguments)")
+      #expect(r.stdout == help, "\(arguments)")
+    }
+    // After "--", -h is an argument like any other.
+    let r = try runForage(["query", "--", "-h"])
+    #expect(r.status == 2)
+    #expect(r.stderr.contains("missing SELECTOR"))
   }
 
   @Test func test_unknownCommandAndOption_exit2() throws {
@@ -49,10 +77,29 @@ import ForageTestSupport
     #expect(a.stderr.contains("unknown command \"frobnicate\""))
     let b = try runForage(["run", "--bugdet", "3s"])
     #expect(b.status == 2)
-    #expect(b.stderr.contains("unknown option --bugdet"))
+    #expect(b.stderr == "forage run: unknown option --bugdet (did you mean --budget?)\nRun 'forage run --help' for usage.\n")
+    #expect(b.stdout.isEmpty)
     let c = try runForage(["run", "--budget", "soon"])
     #expect(c.status == 2)
     #expect(c.stderr.contains("--budget expects a duration"))
+    let d = try runForage(["simluate"])
+    #expect(d.stderr.hasPrefix("forage: unknown command \"simluate\" (did you mean simulate?)"))
+    let e = try runForage(["--verbos", "run"])
+    #expect(e.status == 2)
+    #expect(e.stderr.hasPrefix("forage: unknown option --verbos (did you mean --verbose?)"))
+  }
+
+  @Test func test_missingValue_exit2() throws {
+    let r = try runForage(["export", "--store"])
+    #expect(r.status == 2)
+    #expect(r.stderr.hasPrefix("forage export: --store needs a value: --store PATH\n"))
+  }
+
+  @Test func test_verbose_isAcceptedBeforeAndAfterTheCommand() throws {
+    let dir = TemporaryDirectory()
+    let page = try dir.write("p.html", "<p>a</p><p>b</p>")
+    #expect(try runForage(["--verbose", "query", page, "p", "--count"]).stdout == "2\n")
+    #expect(try runForage(["query", page, "--verbose", "p", "--count"]).stdout == "2\n")
   }
 
   @Test func test_invalidConfig_exit2_namesEveryProblem_writesNothing() throws {
@@ -148,7 +195,7 @@ import ForageTestSupport
   @Test func test_queryHelp_listsCharset() throws {
     let r = try runForage(["query", "--help"])
     #expect(r.stdout.contains("[--charset NAME]"))
-    #expect(r.stdout.contains("  --charset NAME\n"))
+    #expect(r.stdout.contains("\n  --charset NAME  Decode the page as NAME"))
   }
 
   @Test func test_query_fileWithTextAttrCountJSON() throws {
@@ -157,6 +204,7 @@ import ForageTestSupport
     #expect(try runForage(["query", page, "li a", "--count"]).stdout == "2\n")
     #expect(try runForage(["query", page, "li a", "--text"]).stdout == "One\nTwo & more\n")
     #expect(try runForage(["query", page, "a", "--attr", "href"]).stdout == "/a\n/b\n")
+    #expect(try runForage(["query", page, "a", "--attr=href"]).stdout == "/a\n/b\n")
     #expect(try runForage(["query", page, "li:first-child a"]).stdout == "<a href=\"/a\">One</a>\n")
     let json = try runForage(["query", page, "a", "--text", "--json"])
     #expect(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String] == ["One", "Two & more"])
