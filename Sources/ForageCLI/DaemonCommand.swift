@@ -22,7 +22,7 @@ struct DaemonCommand: Command {
     (every task's "every" later), then runs the task's sources within its
     budget. Power and network are read from the machine (on Linux,
     /sys/class/power_supply and the default route). Pending requests are
-    kept beside the store, so a restarted daemon keeps its schedule.
+    kept in the store, so a restarted daemon keeps its schedule.
     """
   static let notes = """
     SIGINT or SIGTERM expires running tasks (they save their place), waits
@@ -65,18 +65,29 @@ struct DaemonCommand: Command {
         out.error("\(task.id): \(progressLine(summary))\(summary.stoppedByBudget ? " (stopped by budget)" : "")")
       }
     }
-    // Pending requests are kept beside the store, in a file the daemon
-    // replaces on every change: the same rule as any output.
-    let pendingPath = location + ".pending.json"
-    do { _ = try OutputFile(path: pendingPath, protecting: OutputFile.protectingStore(location)) } catch {
+    // Pending requests are kept in the store, so a restarted daemon keeps
+    // its schedule.
+    let pending: StorePendingRequests
+    do { pending = try await StorePendingRequests(store: opened) } catch {
       out.error("forage daemon", error)
-      return .badInput
+      return .jobFailed
+    }
+    // Earlier versions kept them in a file beside the store: read it once,
+    // into an empty store, and leave it where it is.
+    if !location.contains("://") {
+      let legacy = location + ".pending.json"
+      do {
+        if let count = try await pending.importJSONFile(at: legacy) {
+          out.error("forage daemon: imported \(count) pending request(s) from \(legacy) into the store; that file is no longer used and may be removed")
+        }
+      } catch {
+        out.error("forage daemon: \(legacy) was not imported (\(error)); tasks without a pending request are submitted anew")
+      }
     }
     let conditions = SystemConditions(
       lowPowerMode: lowPower, backgroundRefreshStatus: refreshDenied ? .denied : .available)
     let scheduler = SystemScheduler(
-      policy: runner.policy(.server), conditions: conditions,
-      persistence: JSONFilePendingRequestStore(url: URL(fileURLWithPath: pendingPath)),
+      policy: runner.policy(.server), conditions: conditions, persistence: pending,
       permittedIdentifiers: loaded.tasks.map(\.id))
     do {
       // Claims left by a killed daemon go back to the queue, once: from now
@@ -90,6 +101,7 @@ struct DaemonCommand: Command {
     scheduler.finishLaunching()
     do { try await runner.submitAll(to: scheduler, now: Date()) } catch {
       out.error("forage daemon", error)
+      try? await pending.flush()
       if refreshDenied {
         out.error("Background App Refresh is denied: no task can run. Turn it on (drop --refresh-denied).")
       }
@@ -112,6 +124,11 @@ struct DaemonCommand: Command {
     }
     await running.value
     signals.cancel()
+    // The pending requests are written behind: the last set goes in before
+    // the store closes.
+    do { try await pending.flush() } catch {
+      out.error("forage daemon: cannot save pending task requests", error)
+    }
     // A clean exit leaves one complete file: the WAL is checkpointed into it.
     do { try await opened.close() } catch {
       out.error("forage daemon", error)

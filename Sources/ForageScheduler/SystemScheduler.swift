@@ -6,7 +6,7 @@ import Foundation
 /// abandoned and recorded as killed) and keeps pending requests in a
 /// ``PendingRequestPersistence`` so a restarted daemon keeps its schedule.
 ///
-///     let scheduler = SystemScheduler(persistence: JSONFilePendingRequestStore(url: pendingURL))
+///     let scheduler = SystemScheduler(persistence: pending)   // Forage: StorePendingRequests(store:)
 ///     scheduler.register("com.example.refresh") { task in try await job.run(task) }
 ///     scheduler.finishLaunching()
 ///     try scheduler.submit(AppRefreshTaskRequest(identifier: "com.example.refresh"))

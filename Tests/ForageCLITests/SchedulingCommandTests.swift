@@ -101,9 +101,125 @@ import ForageTestSupport
     let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
     #expect(lines.count >= 2)
     #expect(lines.first?.contains(#""task":"t.refresh""#) == true)
-    // The schedule survives a restart: the pending request was saved.
-    #expect(FileManager.default.fileExists(atPath: store + ".pending.json"))
-    let records = try await SQLiteStore(path: store).records(source: "catalog", afterID: 0, limit: 100)
+    // The schedule survives a restart: the pending request is in the store,
+    // and nothing is written beside it.
+    let reopened = try SQLiteStore(path: store)
+    #expect(try await reopened.pendingTaskRequests().map(\.identifier) == ["t.refresh"])
+    #expect(!FileManager.default.fileExists(atPath: store + ".pending.json"))
+    let records = try await reopened.records(source: "catalog", afterID: 0, limit: 100)
     #expect(records.count == 20)
+  }
+
+  static let hourlyConfig = """
+    {"fetch": {"perHostDelay": "0s"},
+     "tasks": [{"id": "t.hourly", "kind": "processing", "every": "1h", "budget": "10s", "sources": ["catalog"]}],
+     "sources": [{"name": "catalog", "url": "BASE/", "crawl": {},
+                  "match": "div.product", "key": ["sku"],
+                  "extract": {"sku": {"css": "div.product", "attr": "data-sku"}}}]}
+    """
+
+  /// Starts `forage daemon`, its standard error going to `stderr` in `dir`.
+  static func startDaemon(_ config: String, _ store: String, in dir: TemporaryDirectory, log: String) throws -> Process {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: forageBinary())
+    p.arguments = ["daemon", "--config", config, "--store", store]
+    _ = FileManager.default.createFile(atPath: dir.file(log), contents: nil)
+    p.standardOutput = FileHandle.nullDevice
+    p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: dir.file(log)))
+    try p.run()
+    return p
+  }
+
+  /// Waits (bounded) until `condition` holds.
+  static func waitFor(_ seconds: Double = 60, _ condition: () async throws -> Bool) async throws {
+    let started = Date()
+    while try await !condition(), Date().timeIntervalSince(started) < seconds {
+      try await Task.sleep(for: .milliseconds(100))
+    }
+  }
+
+  static func finishedRuns(_ store: String) async -> Int {
+    guard let s = try? SQLiteStore(path: store), let runs = try? await s.runs(limit: 10) else { return 0 }
+    return runs.filter { $0.summary != nil }.count
+  }
+
+  @Test func test_issue9_daemonKilledAndRestarted_keepsItsScheduleFromTheStoreOnly() async throws {
+    let server = try TestServer(site: DemoSite(products: 5))
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let config = try dir.write("forage.json", Self.hourlyConfig.replacingOccurrences(of: "BASE", with: server.baseURL))
+    let store = dir.file("s.sqlite")
+    // The first daemon runs the task (due at once) and is killed outright.
+    let first = try Self.startDaemon(config, store, in: dir, log: "first.log")
+    try await Self.waitFor { await Self.finishedRuns(store) >= 1 || !first.isRunning }
+    kill(first.processIdentifier, SIGKILL)
+    first.waitUntilExit()
+    #expect(await Self.finishedRuns(store) == 1)
+    let kept = try await SQLiteStore(path: store).pendingTaskRequests()
+    #expect(kept.map(\.identifier) == ["t.hourly"])
+    #expect(kept.first?.kind == "processing")
+    let due = try #require(kept.first?.earliestBeginDate)
+    #expect(due > Date().addingTimeInterval(50 * 60), "the next run is an hour after the first")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".json") } == ["forage.json"])
+
+    // The second one finds the request in the store: nothing is due, nothing runs.
+    let second = try Self.startDaemon(config, store, in: dir, log: "second.log")
+    try await Self.waitFor {
+      (try? String(contentsOfFile: dir.file("second.log"), encoding: .utf8))?.contains("scheduled") == true || !second.isRunning
+    }
+    try await Task.sleep(for: .seconds(2))
+    kill(second.processIdentifier, SIGTERM)
+    second.waitUntilExit()
+    let log = try String(contentsOfFile: dir.file("second.log"), encoding: .utf8)
+    #expect(second.terminationStatus == 0, "\(log)")
+    #expect(await Self.finishedRuns(store) == 1, "\(log)")
+    #expect(try await SQLiteStore(path: store).pendingTaskRequests().map(\.earliestBeginDate) == [due])
+  }
+
+  @Test func test_issue9_daemon_importsAnEarlierVersionsPendingFile_once_andKeepsIt() async throws {
+    let server = try TestServer(site: DemoSite(products: 5))
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let config = try dir.write("forage.json", Self.hourlyConfig.replacingOccurrences(of: "BASE", with: server.baseURL))
+    let store = dir.file("s.sqlite")
+    // As JSONFilePendingRequestStore wrote it: due in an hour (seconds since 2001).
+    let due = Date(timeIntervalSinceReferenceDate: (Date().timeIntervalSinceReferenceDate + 3600).rounded())
+    let file = try dir.write("s.sqlite.pending.json", """
+      [
+        {
+          "processing" : {
+            "_0" : {
+              "earliestBeginDate" : \(Int(due.timeIntervalSinceReferenceDate)),
+              "identifier" : "t.hourly",
+              "requiresExternalPower" : false,
+              "requiresNetworkConnectivity" : true
+            }
+          }
+        }
+      ]
+      """)
+    let bytes = FileManager.default.contents(atPath: file)
+    for (n, log) in ["first.log", "second.log"].enumerated() {
+      let p = try Self.startDaemon(config, store, in: dir, log: log)
+      try await Self.waitFor {
+        (try? String(contentsOfFile: dir.file(log), encoding: .utf8))?.contains("scheduled") == true || !p.isRunning
+      }
+      try await Task.sleep(for: .seconds(1))
+      kill(p.processIdentifier, SIGTERM)
+      p.waitUntilExit()
+      let text = try String(contentsOfFile: dir.file(log), encoding: .utf8)
+      #expect(p.terminationStatus == 0, "\(text)")
+      let imported = text.split(separator: "\n").filter { $0.contains("imported") }
+      if n == 0 {
+        #expect(imported == ["forage daemon: imported 1 pending request(s) from \(file) into the store; that file is no longer used and may be removed"])
+      } else {
+        #expect(imported.isEmpty, "the store holds requests now: the file is not read again")
+      }
+      #expect(await Self.finishedRuns(store) == 0, "the imported request is due in an hour")
+      let kept = try await SQLiteStore(path: store).pendingTaskRequests()
+      #expect(kept.map(\.earliestBeginDate) == [due])
+      #expect(kept.first?.requiresNetworkConnectivity == true)
+      #expect(FileManager.default.contents(atPath: file) == bytes, "the user's file is left as it was")
+    }
   }
 }

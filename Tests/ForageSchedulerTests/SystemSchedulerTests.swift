@@ -4,10 +4,6 @@ import Testing
 @testable import ForageScheduler
 
 @Suite struct SystemSchedulerTests {
-  func tempURL(_ name: String) -> URL {
-    FileManager.default.temporaryDirectory.appendingPathComponent("forage-\(name)-\(UUID().uuidString)")
-  }
-
   func system(
     _ conditions: DeviceConditions = .chargingOnWiFi, persistence: (any PendingRequestPersistence)? = nil,
     budget: Duration? = nil, grace: Duration = .seconds(5)
@@ -19,9 +15,7 @@ import Testing
   }
 
   @Test func test_restartedDaemon_keepsItsSchedule() async throws {
-    let url = tempURL("pending").appendingPathExtension("json")
-    defer { try? FileManager.default.removeItem(at: url) }
-    let store = JSONFilePendingRequestStore(url: url)
+    let store = InMemoryPendingRequestStore()
     let due = Date(timeIntervalSinceNow: 3600)
     do {
       let first = system(persistence: store)
@@ -147,16 +141,14 @@ import Testing
     #expect(throws: SchedulerError.notPermitted) { try s.submit(AppRefreshTaskRequest(identifier: "x")) }
   }
 
-  @Test func test_jsonStore_missingFileIsEmpty_corruptFileThrows() throws {
-    let url = tempURL("corrupt")
-    defer { try? FileManager.default.removeItem(at: url) }
-    let store = JSONFilePendingRequestStore(url: url)
-    #expect(try store.loadPendingRequests().isEmpty)
-    try Data("not json".utf8).write(to: url)
-    #expect(throws: (any Error).self) { try store.loadPendingRequests() }
-    // A scheduler over a corrupt store starts empty and says so.
+  @Test func test_unreadablePersistence_startsEmpty_andSaysSo() throws {
+    struct Unreadable: PendingRequestPersistence {
+      struct Corrupt: Error {}
+      func loadPendingRequests() throws -> [AnyTaskRequest] { throw Corrupt() }
+      func savePendingRequests(_ requests: [AnyTaskRequest]) throws {}
+    }
     let lines = Collector<String>()
-    let s = SystemScheduler(persistence: store, log: SchedulerLog { lines.append($0) })
+    let s = SystemScheduler(persistence: Unreadable(), log: SchedulerLog { lines.append($0) })
     #expect(s.nextDueDate() == nil)
     #expect(lines.all.contains { $0.contains("cannot load pending task requests") })
   }
