@@ -1,5 +1,5 @@
-/// One argument a command accepts, declared once: the parser, `--help` and
-/// the misspelling suggestion are all made from it.
+/// One argument a command accepts, declared once: the parser, `--help`, the
+/// misspelling suggestion and `docs/cli.md` are all made from it.
 ///
 ///     .option("--config", "FILE", "The config file.", default: "forage.json")
 ///

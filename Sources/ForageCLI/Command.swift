@@ -1,8 +1,8 @@
 /// A subcommand of `forage`: declares its arguments, reads them in `init`, then runs.
 ///
 /// The declarations are the only place an option is spelled out: the parser,
-/// `--help` and the suggestion for a misspelt option are made from them (see
-/// `Help`).
+/// `--help`, the suggestion for a misspelt option and `docs/cli.md` are made
+/// from them (see `Help`).
 protocol Command {
   /// The subcommand's name (`run`).
   static var name: String { get }

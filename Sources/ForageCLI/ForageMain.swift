@@ -17,7 +17,8 @@ struct ForageMain {
   ///
   /// `forage [--verbose] COMMAND [arguments]`; `--help`/`-h` anywhere before
   /// `--` prints help on standard output and exits 0; `forage help [COMMAND]`
-  /// does too. Usage errors print the message and exit 2.
+  /// does too, and `forage help --markdown` prints docs/cli.md. Usage errors
+  /// print the message and exit 2.
   static func dispatch(_ arguments: [String], _ terminal: Terminal) async -> ExitStatus {
     var out = terminal
     if arguments.isEmpty {
@@ -70,7 +71,7 @@ struct ForageMain {
     }
   }
 
-  /// `forage help [COMMAND]`.
+  /// `forage help [COMMAND]`, and `forage help --markdown` for docs/cli.md.
   static func help(_ arguments: [String], _ out: Terminal) -> ExitStatus {
     guard let name = arguments.first else {
       out.print(mainHelp)
@@ -79,6 +80,10 @@ struct ForageMain {
     guard arguments.count == 1 else {
       out.error("forage help: give one command's name, e.g. 'forage help run'")
       return .badInput
+    }
+    if name == "--markdown" {
+      out.write(1, Help.markdown)
+      return .ok
     }
     guard let command = commands.first(where: { $0.name == name }) else {
       let hint = Spelling.closest(to: name, in: commands.map { $0.name }).map { " (did you mean \($0)?)" } ?? ""

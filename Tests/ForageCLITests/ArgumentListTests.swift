@@ -113,6 +113,16 @@ import Testing
     }
   }
 
+  /// README.md's command-line block shows each command's usage on one line.
+  @Test func test_readmeUsageLines_matchTheDeclarations() throws {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+    for command in commands {
+      let line = "forage " + command.name.padding(9) + Help.usageItems(command).joined(separator: " ")
+      #expect(readme.contains("\n\(line)\n"), "README.md's command line section should read:\n\(line)")
+    }
+  }
+
   @Test func test_help_fitsIn80Columns() {
     for (name, text) in [("forage", Help.main)] + commands.map({ ($0.name, $0.help) }) {
       for line in text.split(separator: "\n") {

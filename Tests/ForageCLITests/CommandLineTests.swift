@@ -102,6 +102,21 @@ import ForageTestSupport
     #expect(try runForage(["query", page, "--verbose", "p", "--count"]).stdout == "2\n")
   }
 
+  /// docs/cli.md is `forage help --markdown`: regenerated, never edited.
+  @Test func test_docsCLI_isInStepWithTheCode() throws {
+    let generated = try runForage(["help", "--markdown"])
+    #expect(generated.status == 0)
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let file = try String(contentsOf: root.appendingPathComponent("docs/cli.md"), encoding: .utf8)
+    #expect(
+      file == generated.stdout,
+      "docs/cli.md is not what the commands declare; regenerate it with scripts/generate-cli-docs")
+    for command in ["run", "daemon", "simulate", "export", "query", "demo"] {
+      #expect(file.contains("\n## forage \(command)\n"))
+    }
+    #expect(file.contains("--verbose"))
+  }
+
   @Test func test_invalidConfig_exit2_namesEveryProblem_writesNothing() throws {
     let dir = TemporaryDirectory()
     let config = try dir.write("forage.json", #"""
