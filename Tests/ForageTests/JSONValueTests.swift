@@ -33,6 +33,24 @@ import Testing
     #expect(throws: JSONSyntaxError.self) { try JSONValue.parse(text) }
   }
 
+  /// Found by the JSON fuzzer: 1E+400 was read as infinity, which serializes
+  /// as null, so a value did not survive being written and read again.
+  @Test func test_numberBeyondDoubleRange_isAnError() throws {
+    #expect(throws: JSONSyntaxError.self) { try JSONValue.parse("1E+400") }
+    #expect(throws: JSONSyntaxError.self) { try JSONValue.parse("[-1" + String(repeating: "0", count: 400) + "]") }
+    do {
+      _ = try JSONValue.parse("{\"a\": 1e999}")
+      Issue.record("1e999 parsed")
+    } catch {
+      #expect(error.message == "number out of range")
+      #expect(error.column == 7)
+    }
+    // Tiny numbers round to zero, which writes back.
+    let tiny = try JSONValue.parse("1e-400")
+    #expect(try JSONValue.parse(tiny.serialized()) == tiny)
+    #expect(try JSONValue.parse("1.7976931348623157e308") == .number(.greatestFiniteMagnitude))
+  }
+
   @Test func test_deepNesting_isAnErrorNotACrash() {
     let deep = String(repeating: "[", count: 100_000)
     #expect(throws: JSONSyntaxError.self) { try JSONValue.parse(deep) }

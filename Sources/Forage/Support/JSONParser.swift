@@ -148,6 +148,12 @@ struct JSONParser {
       if digits(&i, bytes) == 0 { throw error("invalid number: digits expected in exponent") }
     }
     guard let d = Double(String(decoding: bytes[start..<i], as: UTF8.self)) else { throw error("invalid number") }
+    // Past Double's range (1e400) the value would be infinity, which JSON
+    // cannot write back (RFC 8259 §6 lets a parser limit the range).
+    guard d.isFinite else {
+      i = start
+      throw error("number out of range")
+    }
     return d
   }
 
