@@ -151,8 +151,9 @@ struct JSONParser {
     // Past Double's range (1e400) the value would be infinity, which JSON
     // cannot write back (RFC 8259 §6 lets a parser limit the range).
     guard d.isFinite else {
+      let text = String(decoding: bytes[start..<min(i, start + 40)], as: UTF8.self)
       i = start
-      throw error("number out of range")
+      throw error("the number \(text) is too large (at most about 1.8e308)")
     }
     return d
   }
