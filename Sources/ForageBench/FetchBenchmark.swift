@@ -6,6 +6,7 @@ import Darwin
 import Dispatch
 import Foundation
 import ForageHTTP
+import ForageSupport
 import ForageURL
 
 /// `forage-bench fetch`: HTTP fetching speed of the transports.
@@ -128,7 +129,7 @@ enum FetchBenchmark {
   static func measure(_ transport: any Transport, options: Options, count: Int) -> Result {
     let urls = options.urls
     let workers = options.concurrency
-    let box = ResultBox()
+    let box = Locked(Result())
     let done = DispatchSemaphore(value: 0)
     let cpuBefore = cpuSeconds()
     let start = ContinuousClock.now
@@ -150,11 +151,11 @@ enum FetchBenchmark {
           total.firstError = total.firstError ?? part.firstError
         }
       }
-      box.set(results)
+      box.withLock { $0 = results }
       done.signal()
     }
     done.wait()
-    var result = box.get()
+    var result = box.withLock { $0 }
     result.seconds = (ContinuousClock.now - start).secondsDouble
     result.cpu = cpuSeconds() - cpuBefore
     return result
@@ -207,23 +208,6 @@ enum FetchBenchmark {
     #endif
     func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
     return seconds(usage.ru_utime) + seconds(usage.ru_stime)
-  }
-
-  /// Hands the result from the async side to the blocked caller (`@unchecked
-  /// Sendable`: guarded by `lock`).
-  final class ResultBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = Result()
-    func set(_ result: Result) {
-      lock.lock()
-      value = result
-      lock.unlock()
-    }
-    func get() -> Result {
-      lock.lock()
-      defer { lock.unlock() }
-      return value
-    }
   }
 }
 

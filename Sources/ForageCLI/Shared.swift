@@ -2,6 +2,7 @@ import Foundation
 import Forage
 import ForageHTTP
 import ForageStore
+import ForageSupport
 
 /// Opens the store named by `--store` or the config: a SQLite path, or a
 /// `postgres://` URL (not available yet).
@@ -79,20 +80,20 @@ func jsonText<T: Encodable>(_ value: T) -> String {
 }
 
 /// A thread-safe box for the last progress update, read by the printer.
-final class ProgressThrottle: @unchecked Sendable {
-  // Guarded by `lock`; touched from the job's task and nowhere else.
-  private let lock = NSLock()
-  private var last = ContinuousClock.now - .seconds(1)
+final class ProgressThrottle: Sendable {
+  /// When the line was last printed; printing happens under the lock too,
+  /// so lines never interleave.
+  private let last = Locked(ContinuousClock.now - .seconds(1))
   let out: Terminal
 
   init(_ out: Terminal) { self.out = out }
 
   func update(_ s: JobSummary) {
-    lock.lock()
-    defer { lock.unlock() }
-    let now = ContinuousClock.now
-    guard now - last >= .milliseconds(100) else { return }
-    last = now
-    out.progress(progressLine(s))
+    last.withLock { last in
+      let now = ContinuousClock.now
+      guard now - last >= .milliseconds(100) else { return }
+      last = now
+      out.progress(progressLine(s))
+    }
   }
 }

@@ -1,3 +1,4 @@
+import ForageSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -85,14 +86,12 @@ enum ExitStatus: Equatable {
 }
 
 /// The first signal received, for the exit status.
-final class SignalBox: @unchecked Sendable {
-  // `received` is only touched with `lock` held.
-  private let lock = NSLock()
-  private var received: Int32?
+final class SignalBox: Sendable {
+  private let received = Locked<Int32?>(nil)
 
   /// Records `signal`; true when it is the first one.
   func first(_ signal: Int32) -> Bool {
-    lock.withLock {
+    received.withLock { received in
       guard received == nil else { return false }
       received = signal
       return true
@@ -100,7 +99,7 @@ final class SignalBox: @unchecked Sendable {
   }
 
   /// The first signal received, if any.
-  var signal: Int32? { lock.withLock { received } }
+  var signal: Int32? { received.withLock { $0 } }
 }
 
 /// `SIGINT`, `SIGTERM`, or the number.

@@ -1,3 +1,4 @@
+import ForageSupport
 import ForageURL
 
 /// A small cookie jar for one job, used when a source sets `cookies: true`: keeps

@@ -1,5 +1,6 @@
 #if canImport(CCurl)
 import CCurl
+import ForageSupport
 import Foundation
 
 /// One libcurl multi handle driven by one event-loop thread.

@@ -1,5 +1,6 @@
 #if canImport(CCurl)
 import CCurl
+import ForageSupport
 import ForageURL
 
 /// A ``Transport`` over libcurl's multi interface: the Linux default.

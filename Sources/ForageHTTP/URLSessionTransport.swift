@@ -1,4 +1,5 @@
 import Foundation
+import ForageSupport
 import ForageURL
 
 #if canImport(FoundationNetworking)
@@ -103,39 +104,36 @@ public final class URLSessionTransport: Transport {
   }
 
   /// Per-request state shared by the delegate queue, the watchdog and the caller.
-  ///
-  /// `@unchecked Sendable` is safe: every mutable field is behind `lock`.
-  final class TransferState: @unchecked Sendable {
+  final class TransferState: Sendable {
     let url: WebURL
     let limits: TransferLimits
     let start = ContinuousClock.now
-    private let lock = NSLock()
-    private var body: [UInt8] = []
-    private var windowStart = ContinuousClock.now
-    private var windowBytes = 0
-    private var aborted: FetchError?
-    private var completed = false
-    private var truncated = false
-    private var stopped = false
-    private var continuation: CheckedContinuation<Response, any Error>?
+
+    /// What changes while the transfer runs.
+    private struct Progress {
+      var body: [UInt8] = []
+      var windowStart = ContinuousClock.now
+      var windowBytes = 0
+      var aborted: FetchError?
+      var completed = false
+      var truncated = false
+      var stopped = false
+      var continuation: CheckedContinuation<Response, any Error>?
+    }
+
+    private let progress = Locked(Progress())
 
     init(url: WebURL, limits: TransferLimits) {
       self.url = url
       self.limits = limits
     }
 
-    private func locked<T>(_ body: () -> T) -> T {
-      lock.lock()
-      defer { lock.unlock() }
-      return body()
-    }
-
     /// Sets the caller's continuation; false (after resuming it with the error) when
     /// the transfer already ended, say cancelled before it started.
     func attach(_ continuation: CheckedContinuation<Response, any Error>) -> Bool {
-      let ended: FetchError? = locked {
-        if completed { return aborted ?? .cancelled(host: url.host) }
-        self.continuation = continuation
+      let ended: FetchError? = progress.withLock { p in
+        if p.completed { return p.aborted ?? .cancelled(host: url.host) }
+        p.continuation = continuation
         return nil
       }
       if let ended {
@@ -149,13 +147,13 @@ public final class URLSessionTransport: Transport {
     /// at once: FoundationNetworking may still deliver what it already read, but the
     /// caller does not wait for that.
     func end(_ error: FetchError) {
-      let continuation: CheckedContinuation<Response, any Error>? = locked {
-        if aborted == nil { aborted = error }
-        stopped = true
-        guard !completed else { return nil }
-        completed = true
-        defer { self.continuation = nil }
-        return self.continuation
+      let continuation: CheckedContinuation<Response, any Error>? = progress.withLock { p in
+        if p.aborted == nil { p.aborted = error }
+        p.stopped = true
+        guard !p.completed else { return nil }
+        p.completed = true
+        defer { p.continuation = nil }
+        return p.continuation
       }
       continuation?.resume(throwing: error)
     }
@@ -164,36 +162,36 @@ public final class URLSessionTransport: Transport {
     /// crossed and the task must be cancelled; later chunks (FoundationNetworking
     /// delivers what it already decoded) are dropped cheaply.
     func receive(_ data: Data) -> Bool {
-      locked {
-        if stopped { return false }
-        windowBytes += data.count
-        if body.count + data.count > limits.maxBodySize {
-          stopped = true
+      progress.withLock { p in
+        if p.stopped { return false }
+        p.windowBytes += data.count
+        if p.body.count + data.count > limits.maxBodySize {
+          p.stopped = true
           if limits.truncateBody {
-            body.append(contentsOf: data.prefix(max(0, limits.maxBodySize - body.count)))
-            truncated = true
+            p.body.append(contentsOf: data.prefix(max(0, limits.maxBodySize - p.body.count)))
+            p.truncated = true
           }
           return true
         }
-        body.append(contentsOf: data)
+        p.body.append(contentsOf: data)
         return false
       }
     }
 
     /// The limit crossed at `now`, if any (total timeout, low-speed window).
     func check(now: ContinuousClock.Instant) -> FetchError? {
-      locked {
-        if completed || aborted != nil || truncated { return nil }
+      progress.withLock { p in
+        if p.completed || p.aborted != nil || p.truncated { return nil }
         if now - start >= limits.timeout { return .timeout(host: url.host, limit: limits.timeout) }
         guard limits.lowSpeedLimit > 0 else { return nil }
-        let window = now - windowStart
+        let window = now - p.windowStart
         if window >= limits.lowSpeedTime {
-          let rate = Double(windowBytes) / max(window.seconds, 0.001)
+          let rate = Double(p.windowBytes) / max(window.seconds, 0.001)
           if rate < Double(limits.lowSpeedLimit) {
             return .tooSlow(host: url.host, bytesPerSecond: limits.lowSpeedLimit, window: limits.lowSpeedTime)
           }
-          windowStart = now
-          windowBytes = 0
+          p.windowStart = now
+          p.windowBytes = 0
         }
         return nil
       }
@@ -201,13 +199,13 @@ public final class URLSessionTransport: Transport {
 
     /// Ends the transfer once; returns the continuation to resume and the result.
     func complete(response: URLResponse?, error: (any Error)?) -> (CheckedContinuation<Response, any Error>?, Result<Response, FetchError>) {
-      locked {
-        guard !completed else { return (nil, .failure(.cancelled(host: url.host))) }
-        completed = true
-        let continuation = self.continuation
-        self.continuation = nil
-        if let aborted { return (continuation, .failure(aborted)) }
-        if let error, !truncated { return (continuation, .failure(Self.map(error, host: url.host, limits: limits))) }
+      progress.withLock { p in
+        guard !p.completed else { return (nil, .failure(.cancelled(host: url.host))) }
+        p.completed = true
+        let continuation = p.continuation
+        p.continuation = nil
+        if let aborted = p.aborted { return (continuation, .failure(aborted)) }
+        if let error, !p.truncated { return (continuation, .failure(Self.map(error, host: url.host, limits: limits))) }
         guard let http = response as? HTTPURLResponse else {
           return (continuation, .failure(FetchError(.invalidResponse, host: url.host, "no HTTP response")))
         }
@@ -221,10 +219,10 @@ public final class URLSessionTransport: Transport {
           return (continuation, .failure(.headersTooLarge(host: url.host, limit: limits.maxHeaderSize)))
         }
         let response = Response(
-          url: url, status: http.statusCode, headers: headers, body: body,
+          url: url, status: http.statusCode, headers: headers, body: p.body,
           timings: Timings(total: ContinuousClock.now - start),
-          bytesReceived: headerBytes + body.count)
-        body = []
+          bytesReceived: headerBytes + p.body.count)
+        p.body = []
         return (continuation, .success(response))
       }
     }

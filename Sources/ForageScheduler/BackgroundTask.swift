@@ -1,3 +1,4 @@
+import ForageSupport
 import Foundation
 
 /// How a launch ended.
@@ -39,19 +40,22 @@ public struct TaskProgress: Sendable, Hashable, Codable {
 /// completes the task (successfully unless it was cancelled) and throwing fails it.
 ///
 /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtask>
-public final class BackgroundTask: @unchecked Sendable {
-  // @unchecked Sendable: every mutable field is guarded by `lock`; callbacks
-  // (expiration handler, continuations) are invoked after unlocking.
-  private let lock = NSLock()
-  private var _expirationHandler: (@Sendable () -> Void)?
-  private var _isCancelled = false
-  private var _expirationReason: String?
-  private var _outcome: TaskOutcome?
-  private var waiters: [CheckedContinuation<TaskOutcome, Never>] = []
-  private var _refreshedSources: [String]?
-  private var _progress = TaskProgress()
-  private var _lastProgressAt = ContinuousClock.now
-  private var swiftTask: Task<Void, Never>?
+public final class BackgroundTask: Sendable {
+  /// What changes during the launch. Callbacks (the expiration handler,
+  /// continuations) are taken out under the lock and invoked after it.
+  private struct State {
+    var expirationHandler: (@Sendable () -> Void)?
+    var isCancelled = false
+    var expirationReason: String?
+    var outcome: TaskOutcome?
+    var waiters: [CheckedContinuation<TaskOutcome, Never>] = []
+    var refreshedSources: [String]?
+    var progress = TaskProgress()
+    var lastProgressAt = ContinuousClock.now
+    var swiftTask: Task<Void, Never>?
+  }
+
+  private let state = Locked(State())
   private let remaining: @Sendable () -> Duration
   private let progressObserver: (@Sendable (TaskProgress) -> Void)?
 
@@ -83,8 +87,8 @@ public final class BackgroundTask: @unchecked Sendable {
   /// Called when the task's time is up; stop, checkpoint, then complete.
   /// The async form also cancels the handler's Swift task.
   public var expirationHandler: (@Sendable () -> Void)? {
-    get { lock.withLock { _expirationHandler } }
-    set { lock.withLock { _expirationHandler = newValue } }
+    get { state.withLock { $0.expirationHandler } }
+    set { state.withLock { $0.expirationHandler = newValue } }
   }
 
   /// The time left before expiration (zero once expired).
@@ -94,10 +98,10 @@ public final class BackgroundTask: @unchecked Sendable {
   }
 
   /// True once the task expired: wind down and complete.
-  public var isCancelled: Bool { lock.withLock { _isCancelled } }
+  public var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
   /// Why the task expired (budget, device in use, power lost…), if it did.
-  public var expirationReason: String? { lock.withLock { _expirationReason } }
+  public var expirationReason: String? { state.withLock { $0.expirationReason } }
 
   /// Tells the system the work is done. Only the first call counts.
   ///
@@ -110,38 +114,38 @@ public final class BackgroundTask: @unchecked Sendable {
   /// forecast. Without it, a successful launch counts as refreshing every
   /// source of its task.
   public func reportRefreshed(sources: [String]) {
-    lock.withLock { _refreshedSources = (_refreshedSources ?? []) + sources }
+    state.withLock { $0.refreshedSources = ($0.refreshedSources ?? []) + sources }
   }
 
   /// The sources reported by ``reportRefreshed(sources:)``, if any.
-  public var refreshedSources: [String]? { lock.withLock { _refreshedSources } }
+  public var refreshedSources: [String]? { state.withLock { $0.refreshedSources } }
 
   /// Reports progress of a continued-processing task; the system expires one
   /// that stops reporting.
   public func updateProgress(completedUnitCount: Int64, totalUnitCount: Int64) {
     let p = TaskProgress(completedUnitCount: completedUnitCount, totalUnitCount: totalUnitCount)
-    lock.withLock {
-      _progress = p
-      _lastProgressAt = ContinuousClock.now
+    state.withLock {
+      $0.progress = p
+      $0.lastProgressAt = ContinuousClock.now
     }
     progressObserver?(p)
   }
 
   /// The last reported progress.
-  public var progress: TaskProgress { lock.withLock { _progress } }
+  public var progress: TaskProgress { state.withLock { $0.progress } }
 
   /// When progress was last reported (or the launch started).
-  var lastProgressAt: ContinuousClock.Instant { lock.withLock { _lastProgressAt } }
+  var lastProgressAt: ContinuousClock.Instant { state.withLock { $0.lastProgressAt } }
 
   /// The outcome, once known.
-  public var outcome: TaskOutcome? { lock.withLock { _outcome } }
+  public var outcome: TaskOutcome? { state.withLock { $0.outcome } }
 
   // MARK: - Used by the schedulers
 
   func attach(_ task: Task<Void, Never>) {
-    let cancelNow = lock.withLock { () -> Bool in
-      swiftTask = task
-      return _isCancelled
+    let cancelNow = state.withLock { s -> Bool in
+      s.swiftTask = task
+      return s.isCancelled
     }
     if cancelNow { task.cancel() }
   }
@@ -151,11 +155,11 @@ public final class BackgroundTask: @unchecked Sendable {
   @discardableResult
   func expire(reason: String) -> Bool {
     typealias Pending = (handler: (@Sendable () -> Void)?, task: Task<Void, Never>?)
-    let pending: Pending? = lock.withLock { () -> Pending? in
-      if _isCancelled || _outcome != nil { return nil }
-      _isCancelled = true
-      _expirationReason = reason
-      return (_expirationHandler, swiftTask)
+    let pending: Pending? = state.withLock { s -> Pending? in
+      if s.isCancelled || s.outcome != nil { return nil }
+      s.isCancelled = true
+      s.expirationReason = reason
+      return (s.expirationHandler, s.swiftTask)
     }
     guard let pending else { return false }
     let handler = pending.handler, task = pending.task
@@ -168,12 +172,11 @@ public final class BackgroundTask: @unchecked Sendable {
   func kill() { finish(.killed) }
 
   private func finish(_ outcome: TaskOutcome) {
-    let resumed: [CheckedContinuation<TaskOutcome, Never>] = lock.withLock {
-      if _outcome != nil { return [] }
-      _outcome = outcome
-      let w = waiters
-      waiters = []
-      return w
+    let resumed: [CheckedContinuation<TaskOutcome, Never>] = state.withLock { s in
+      if s.outcome != nil { return [] }
+      s.outcome = outcome
+      defer { s.waiters = [] }
+      return s.waiters
     }
     for w in resumed { w.resume(returning: outcome) }
   }
@@ -181,9 +184,9 @@ public final class BackgroundTask: @unchecked Sendable {
   /// Waits until the task completes or is killed.
   func waitForOutcome() async -> TaskOutcome {
     await withCheckedContinuation { (c: CheckedContinuation<TaskOutcome, Never>) in
-      let ready: TaskOutcome? = lock.withLock {
-        if let o = _outcome { return o }
-        waiters.append(c)
+      let ready: TaskOutcome? = state.withLock { s in
+        if let o = s.outcome { return o }
+        s.waiters.append(c)
         return nil
       }
       if let ready { c.resume(returning: ready) }

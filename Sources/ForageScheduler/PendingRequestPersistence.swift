@@ -1,3 +1,4 @@
+import ForageSupport
 import Foundation
 
 /// Where a ``SystemScheduler`` keeps its pending requests, so a restarted
@@ -24,12 +25,10 @@ public protocol PendingRequestPersistence: Sendable {
 }
 
 /// Pending requests kept in memory (lost when the process ends).
-public final class InMemoryPendingRequestStore: PendingRequestPersistence, @unchecked Sendable {
-  // @unchecked Sendable: `saved` is guarded by `lock`.
-  private let lock = NSLock()
-  private var saved: [AnyTaskRequest] = []
+public final class InMemoryPendingRequestStore: PendingRequestPersistence, Sendable {
+  private let saved: Locked<[AnyTaskRequest]>
   /// A store holding `requests`.
-  public init(_ requests: [AnyTaskRequest] = []) { saved = requests }
-  public func loadPendingRequests() throws -> [AnyTaskRequest] { lock.withLock { saved } }
-  public func savePendingRequests(_ requests: [AnyTaskRequest]) throws { lock.withLock { saved = requests } }
+  public init(_ requests: [AnyTaskRequest] = []) { saved = Locked(requests) }
+  public func loadPendingRequests() throws -> [AnyTaskRequest] { saved.withLock { $0 } }
+  public func savePendingRequests(_ requests: [AnyTaskRequest]) throws { saved.withLock { $0 = requests } }
 }

@@ -1,3 +1,4 @@
+import ForageSupport
 import Foundation
 
 /// A ``TaskScheduler`` on a virtual clock and a simulated device, following

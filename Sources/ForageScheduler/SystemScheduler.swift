@@ -1,3 +1,4 @@
+import ForageSupport
 import Foundation
 
 /// A ``TaskScheduler`` on the wall clock and the machine's real conditions,
@@ -322,20 +323,23 @@ public final class SystemScheduler: TaskScheduler, @unchecked Sendable {
 }
 
 /// Wakes the run loop early: after a submission or the end of a launch.
-final class WakeSignal: @unchecked Sendable {
-  // @unchecked Sendable: `waiter` and `pending` are guarded by `lock`;
-  // the continuation is resumed after unlocking.
-  private let lock = NSLock()
-  private var waiter: CheckedContinuation<Void, Never>?
-  private var pending = false
+final class WakeSignal: Sendable {
+  /// A waiting run loop, or a signal sent while none waited. The
+  /// continuation is resumed after unlocking.
+  private struct State {
+    var waiter: CheckedContinuation<Void, Never>?
+    var pending = false
+  }
+
+  private let state = Locked(State())
 
   func signal() {
-    let w: CheckedContinuation<Void, Never>? = lock.withLock {
-      if let w = waiter {
-        waiter = nil
+    let w: CheckedContinuation<Void, Never>? = state.withLock { s in
+      if let w = s.waiter {
+        s.waiter = nil
         return w
       }
-      pending = true
+      s.pending = true
       return nil
     }
     w?.resume()
@@ -346,24 +350,24 @@ final class WakeSignal: @unchecked Sendable {
   private func next() async {
     await withTaskCancellationHandler {
       await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-        let ready: Bool = lock.withLock {
-          if pending {
-            pending = false
+        let ready: Bool = state.withLock { s in
+          if s.pending {
+            s.pending = false
             return true
           }
           // Checked under the lock: either the cancellation handler below
           // already ran (and we return now), or it runs later and finds the
           // waiter to resume.
           if Task.isCancelled { return true }
-          waiter = c
+          s.waiter = c
           return false
         }
         if ready { c.resume() }
       }
     } onCancel: {
-      let w: CheckedContinuation<Void, Never>? = lock.withLock {
-        defer { waiter = nil }
-        return waiter
+      let w: CheckedContinuation<Void, Never>? = state.withLock { s in
+        defer { s.waiter = nil }
+        return s.waiter
       }
       w?.resume()
     }

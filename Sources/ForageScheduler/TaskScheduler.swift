@@ -180,19 +180,6 @@ struct PendingRequests: Sendable, Codable, Hashable {
   mutating func removeAll() { requests.removeAll() }
 }
 
-/// A mutable value guarded by a lock.
-final class Locked<Value>: @unchecked Sendable {
-  // @unchecked Sendable: `value` is only touched inside `withLock`.
-  private let lock = NSLock()
-  private var value: Value
-  init(_ value: Value) { self.value = value }
-  func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-    lock.lock()
-    defer { lock.unlock() }
-    return try body(&value)
-  }
-}
-
 /// Reacts to a registration rule violation: trap (strict) or log (lenient).
 func report(_ violation: TaskRegistry.Violation, enforcement: RuleEnforcement, log: SchedulerLog) -> Bool {
   switch enforcement {

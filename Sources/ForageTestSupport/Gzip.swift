@@ -1,3 +1,5 @@
+import ForageSupport
+
 /// Tiny gzip writers for test servers: a bomb of zeros and a stored (uncompressed) member.
 ///
 /// Neither compresses real data well; they exist so a test server can send valid gzip

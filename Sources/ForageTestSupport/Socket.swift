@@ -7,23 +7,6 @@
 #endif
 import Foundation
 
-/// A value guarded by a lock.
-///
-/// `@unchecked Sendable`: every access to `value` goes through `withLock`, under `lock`.
-/// (`Synchronization.Mutex` would do, but needs macOS 15 and the package supports 14.)
-final class Locked<Value>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var value: Value
-
-  init(_ value: Value) { self.value = value }
-
-  func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-    lock.lock()
-    defer { lock.unlock() }
-    return try body(&value)
-  }
-}
-
 /// Thin wrappers over the POSIX socket calls the server uses; each retries `EINTR`.
 enum Socket {
   #if os(Linux)

@@ -5,6 +5,7 @@
 #elseif canImport(Darwin)
   import Darwin
 #endif
+import ForageSupport
 import Foundation
 
 /// A loopback HTTP/1.1 server (127.0.0.1, ephemeral port) for tests, demos and benchmarks.

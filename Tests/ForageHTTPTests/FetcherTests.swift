@@ -1,29 +1,36 @@
 import Foundation
+import ForageSupport
 import ForageTestSupport
 import ForageURL
 import Testing
 
 @testable import ForageHTTP
 
-/// A thread-safe counter for route handlers (`@unchecked Sendable`: guarded by `lock`).
-final class Counter: @unchecked Sendable {
-  private let lock = NSLock()
-  private var value = 0
-  private var active = 0
-  private(set) var maxActive = 0
+/// A thread-safe counter for route handlers.
+final class Counter: Sendable {
+  private struct Counts {
+    var value = 0
+    var active = 0
+    var maxActive = 0
+  }
+
+  private let counts = Locked(Counts())
+  /// The most handlers that were inside `enter()`/`leave()` at once.
+  var maxActive: Int { counts.withLock { $0.maxActive } }
   func next() -> Int {
-    lock.lock(); defer { lock.unlock() }
-    value += 1
-    return value
+    counts.withLock { c in
+      c.value += 1
+      return c.value
+    }
   }
   func enter() {
-    lock.lock(); defer { lock.unlock() }
-    active += 1
-    maxActive = max(maxActive, active)
+    counts.withLock { c in
+      c.active += 1
+      c.maxActive = max(c.maxActive, c.active)
+    }
   }
   func leave() {
-    lock.lock(); defer { lock.unlock() }
-    active -= 1
+    counts.withLock { $0.active -= 1 }
   }
 }
 

@@ -1,3 +1,4 @@
+import ForageSupport
 import Foundation
 import Testing
 
@@ -42,21 +43,17 @@ func encoded(_ trace: Trace) throws -> Data {
 }
 
 /// A flag a test can flip from another task.
-final class Flag: @unchecked Sendable {
-  // @unchecked Sendable: `value` is guarded by `lock`.
-  private let lock = NSLock()
-  private var value = false
-  func set() { lock.withLock { value = true } }
-  var isSet: Bool { lock.withLock { value } }
+final class Flag: Sendable {
+  private let value = Locked(false)
+  func set() { value.withLock { $0 = true } }
+  var isSet: Bool { value.withLock { $0 } }
 }
 
 /// Collects values from concurrent code.
-final class Collector<T: Sendable>: @unchecked Sendable {
-  // @unchecked Sendable: `items` is guarded by `lock`.
-  private let lock = NSLock()
-  private var items: [T] = []
-  func append(_ t: T) { lock.withLock { items.append(t) } }
-  var all: [T] { lock.withLock { items } }
+final class Collector<T: Sendable>: Sendable {
+  private let items = Locked<[T]>([])
+  func append(_ t: T) { items.withLock { $0.append(t) } }
+  var all: [T] { items.withLock { $0 } }
 }
 
 /// Sleeps even when the current task is cancelled (a stubborn handler that

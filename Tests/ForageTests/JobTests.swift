@@ -1,8 +1,8 @@
 import Foundation
-import Synchronization
 import Testing
 import ForageHTTP
 import ForageStore
+import ForageSupport
 import ForageTestSupport
 import ForageURL
 @testable import Forage
@@ -140,7 +140,7 @@ func shopConfig(
   }
 
   @Test func test_changedPage_isAChangedRecord() async throws {
-    let price = Mutex(10)
+    let price = Locked(10)
     let server = try TestServer(routes: [
       "/item": Route { _ in
         .html("<div class=product data-sku=A><h1>Lamp</h1><span class=price>$\(price.withLock { $0 })</span></div>")

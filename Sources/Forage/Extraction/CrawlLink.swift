@@ -1,4 +1,5 @@
 import Foundation
+import ForageSupport
 import ForageURL
 
 /// A link found on a page, resolved and ready for the frontier.
@@ -59,9 +60,7 @@ struct CrawlLink: Sendable {
 /// absolute `http://` and `https://` URLs and root-relative paths (`/a/b`),
 /// keyed by that origin and the raw attribute value. A relative path
 /// (`../b.html`) depends on the page's path and is always resolved.
-///
-/// `@unchecked Sendable` is safe: `entries` is read and written under `lock`.
-final class LinkMemo: @unchecked Sendable {
+final class LinkMemo: Sendable {
   struct Key: Hashable {
     /// The base URL's origin as numbered by ``originID(_:)``; 0 for
     /// absolute hrefs, which need no origin.
@@ -69,9 +68,13 @@ final class LinkMemo: @unchecked Sendable {
     var href: String
   }
 
-  private let lock = NSLock()
-  private var entries: [Key: CrawlLink?] = [:]
-  private var origins: [String: Int] = [:]
+  /// The remembered links, and the numbers given to origins.
+  private struct Memo {
+    var entries: [Key: CrawlLink?] = [:]
+    var origins: [String: Int] = [:]
+  }
+
+  private let memo = Locked(Memo())
   /// Past this many entries new links are no longer remembered: the links
   /// worth remembering (navigation, footer) come first, and a crawl of
   /// millions of distinct links must not grow without bound.
@@ -85,13 +88,13 @@ final class LinkMemo: @unchecked Sendable {
   /// never 0; nil once 1,000 origins are numbered (pages that point
   /// `<base href>` everywhere are resolved without the memo).
   func originID(_ origin: String) -> Int? {
-    lock.lock()
-    defer { lock.unlock() }
-    if let id = origins[origin] { return id }
-    guard origins.count < 1_000 else { return nil }
-    let id = origins.count + 1
-    origins[origin] = id
-    return id
+    memo.withLock { m in
+      if let id = m.origins[origin] { return id }
+      guard m.origins.count < 1_000 else { return nil }
+      let id = m.origins.count + 1
+      m.origins[origin] = id
+      return id
+    }
   }
 
   /// The memo key for `href` on a page whose base URL's origin is numbered
@@ -115,15 +118,13 @@ final class LinkMemo: @unchecked Sendable {
   /// The remembered link for `key`: `.some(nil)` when the href is known to
   /// yield no followable link, nil when it was never seen.
   func lookup(_ key: Key) -> CrawlLink?? {
-    lock.lock()
-    defer { lock.unlock() }
-    return entries[key]
+    memo.withLock { $0.entries[key] }
   }
 
   /// Remembers what `key` resolved to (nil: nothing to follow).
   func remember(_ link: CrawlLink?, for key: Key) {
-    lock.lock()
-    defer { lock.unlock() }
-    if entries.count < capacity { entries[key] = .some(link) }
+    memo.withLock { m in
+      if m.entries.count < capacity { m.entries[key] = .some(link) }
+    }
   }
 }

@@ -1,3 +1,4 @@
+import ForageSupport
 import Foundation
 
 /// Conversions of extracted text to a field's type.
@@ -102,7 +103,7 @@ enum ValueConversion {
     if t.count == 10, t.utf8.enumerated().allSatisfy({ i, b in (i == 4 || i == 7) ? b == UInt8(ascii: "-") : (b >= 0x30 && b <= 0x39) }) {
       return t
     }
-    return DateParsers.shared.date(from: t).map { d, hasTime in hasTime ? format(d) : dateOnly(d) }
+    return DateParsers.shared.withLock { $0.date(from: t) }.map { d, hasTime in hasTime ? format(d) : dateOnly(d) }
   }
 
   static func format(_ d: Date) -> String { ISODate.string(d) }
@@ -113,12 +114,11 @@ enum ValueConversion {
 /// The formatters `ValueConversion.date` tries, made once: creating them
 /// costs far more than parsing with them.
 ///
-/// `@unchecked Sendable` is safe: the formatters are only used under `lock`
-/// (ICU's parsers keep state while they parse).
-private final class DateParsers: @unchecked Sendable {
-  static let shared = DateParsers()
+/// Only used under the lock of ``shared``: ICU's parsers keep state while
+/// they parse.
+private struct DateParsers {
+  static let shared = Locked(DateParsers())
 
-  private let lock = NSLock()
   private let iso: [ISO8601DateFormatter]
   /// Patterns of HTTP, RFC 2822 and common page dates; true when the pattern has a time.
   private let patterns: [(DateFormatter, Bool)]
@@ -143,8 +143,6 @@ private final class DateParsers: @unchecked Sendable {
 
   /// The first reading of `text` that parses, and whether it had a time of day.
   func date(from text: String) -> (Date, Bool)? {
-    lock.lock()
-    defer { lock.unlock() }
     for f in iso {
       if let d = f.date(from: text) { return (d, true) }
     }

@@ -1,3 +1,4 @@
+import ForageSupport
 import Foundation
 
 /// A request to stop a running job early, the way its budget would stop it:
@@ -12,32 +13,32 @@ import Foundation
 ///
 /// Unlike cancelling the job's task, which cancels in-flight fetches at
 /// once, a stop request lets them finish within ``Defaults/grace``.
-public final class StopRequest: @unchecked Sendable {
-  // `requested` and `waiters` are only touched with `lock` held.
-  private let lock = NSLock()
-  private var requested = false
-  private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-  private var nextWaiter = 0
+public final class StopRequest: Sendable {
+  /// Whether a stop was asked for, and the jobs waiting for one (resumed
+  /// after unlocking).
+  private struct State {
+    var requested = false
+    var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    var nextWaiter = 0
+  }
+
+  private let state = Locked(State())
 
   /// Creates a request that has not been made yet.
   public init() {}
 
   /// True once ``request()`` was called.
-  public var isRequested: Bool {
-    lock.lock()
-    defer { lock.unlock() }
-    return requested
-  }
+  public var isRequested: Bool { state.withLock { $0.requested } }
 
   /// Asks the job to stop; returns false when it had been asked already.
   @discardableResult
   public func request() -> Bool {
-    lock.lock()
-    let first = !requested
-    requested = true
-    let woken = waiters.values
-    waiters.removeAll()
-    lock.unlock()
+    let (first, woken) = state.withLock { s in
+      let first = !s.requested
+      s.requested = true
+      defer { s.waiters.removeAll() }
+      return (first, Array(s.waiters.values))
+    }
     for w in woken { w.resume() }
     return first
   }
@@ -45,25 +46,21 @@ public final class StopRequest: @unchecked Sendable {
   /// Returns when ``request()`` is called, or when the calling task is
   /// cancelled.
   func wait() async {
-    let id = lock.withLock {
-      nextWaiter += 1
-      return nextWaiter
+    let id = state.withLock { s in
+      s.nextWaiter += 1
+      return s.nextWaiter
     }
     await withTaskCancellationHandler {
       await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        lock.lock()
-        if requested || Task.isCancelled {
-          lock.unlock()
-          continuation.resume()
-          return
+        let now = state.withLock { s in
+          if s.requested || Task.isCancelled { return true }
+          s.waiters[id] = continuation
+          return false
         }
-        waiters[id] = continuation
-        lock.unlock()
+        if now { continuation.resume() }
       }
     } onCancel: {
-      lock.lock()
-      let waiter = waiters.removeValue(forKey: id)
-      lock.unlock()
+      let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
       waiter?.resume()
     }
   }
