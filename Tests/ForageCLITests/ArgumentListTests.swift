@@ -113,6 +113,31 @@ import Testing
     }
   }
 
+  /// A default shown in help is a valid value, and the one the command uses
+  /// when the option is not given.
+  @Test func test_shownDefaults_areTheDefaultsUsed() throws {
+    /// `command` parsed from `base` plus `name` given its shown default.
+    func withShownDefault<C: Command>(_ command: C.Type, _ name: String, _ base: [String] = []) throws -> C {
+      let shown = try #require(command.arguments.first { $0.name == name }?.defaultShown, "\(name)")
+      return try parsed(command, base + [name, shown])
+    }
+    let run = try parsed(RunCommand.self, [])
+    #expect(try withShownDefault(RunCommand.self, "--config").config == run.config)
+    let simulate = try parsed(SimulateCommand.self, [])
+    #expect(try withShownDefault(SimulateCommand.self, "--config").config == simulate.config)
+    #expect(try withShownDefault(SimulateCommand.self, "--days").days == simulate.days)
+    #expect(try withShownDefault(SimulateCommand.self, "--profile").profile == simulate.profile)
+    #expect(try withShownDefault(SimulateCommand.self, "--seed").seed == simulate.seed)
+    let daemon = try parsed(DaemonCommand.self, [])
+    #expect(try withShownDefault(DaemonCommand.self, "--config").config == daemon.config)
+    let export = try parsed(ExportCommand.self, ["--store", "s.sqlite"])
+    #expect(try withShownDefault(ExportCommand.self, "--format", ["--store", "s.sqlite"]).format == export.format)
+    let demo = try parsed(DemoCommand.self, [])
+    #expect(try withShownDefault(DemoCommand.self, "--store").store == demo.store)
+    #expect(try withShownDefault(DemoCommand.self, "--products").products == demo.products)
+    #expect(try withShownDefault(DemoCommand.self, "--budget").budget == demo.budget)
+  }
+
   /// README.md's command-line block shows each command's usage on one line.
   @Test func test_readmeUsageLines_matchTheDeclarations() throws {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
