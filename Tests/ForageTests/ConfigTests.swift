@@ -143,10 +143,10 @@ func problems(_ json: String) -> [ConfigProblem] {
     func sources(maxDepth: String) -> String {
       #""sources": [{"name": "a", "url": "https://x.org/", "crawl": {"maxDepth": "# + maxDepth + #", "maxPages": 0}}]"#
     }
-    let p = problems(#"{"fetch": {"concurrency": 1e400, "perHostConcurrency": 1e20, "retries": -1, "#
+    let p = problems(#"{"fetch": {"concurrency": 1e300, "perHostConcurrency": 1e20, "retries": -1, "#
       + #""maxBodySize": -5}, "# + sources(maxDepth: "2.5") + "}")
     #expect(p.map(\.description) == [
-      "fetch.concurrency: the number is too large; it must be at most 9007199254740991",
+      "fetch.concurrency: 1e+300 is too large; it must be at most 9007199254740991",
       "fetch.perHostConcurrency: 1e+20 is too large; it must be at most 9007199254740991",
       #"fetch.maxBodySize: -5 is negative; it must be 0 or more (a size in bytes, or text such as "512KiB" or "10MiB")"#,
       "fetch.retries: -1 is negative; it must be 0 or more",
