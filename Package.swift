@@ -28,8 +28,9 @@ let package = Package(
       name: "CSQLite", pkgConfig: "sqlite3",
       providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
 
-    // The small pieces several independent targets share (the lock type).
-    // Not in ARCHITECTURE.md: ForageHTTP, ForageScheduler and
+    // The small pieces several independent targets share: the lock type, the
+    // seeded generator (SplitMix64), the stable hash (FNV-1a) and duration
+    // text. Not in ARCHITECTURE.md: ForageHTTP, ForageScheduler and
     // ForageTestSupport all need them and depend on nothing of each other's,
     // so each piece gets one home below them all. Its API is `package`, not
     // `public`: it is no product and no part of the library's API.
@@ -37,7 +38,7 @@ let package = Package(
 
     // Pure Swift building blocks.
     .target(name: "ForageHTML"),
-    .target(name: "ForageURL"),
+    .target(name: "ForageURL", dependencies: ["ForageSupport"]),
     .target(name: "ForageScheduler", dependencies: ["ForageSupport"]),
     .target(name: "ForageTestSupport", dependencies: ["ForageSupport"]),
 
@@ -64,7 +65,7 @@ let package = Package(
         "Forage", "ForageHTML", "ForageHTTP", "ForageScheduler", "ForageURL", "ForageTestSupport", "ForageSupport",
       ]),
 
-    .testTarget(name: "ForageHTMLTests", dependencies: ["ForageHTML"]),
+    .testTarget(name: "ForageHTMLTests", dependencies: ["ForageHTML", "ForageSupport"]),
     .testTarget(name: "ForageURLTests", dependencies: ["ForageURL"]),
     .testTarget(name: "ForageHTTPTests", dependencies: ["ForageHTTP", "ForageURL", "ForageTestSupport", "ForageSupport"]),
     .testTarget(name: "ForageStoreTests", dependencies: ["ForageStore", "CSQLite"]),

@@ -1,3 +1,4 @@
+import ForageSupport
 import Foundation
 
 /// How a person uses a device, day after day: when they open the app, use
@@ -206,14 +207,10 @@ public struct DeviceProfile: Codable, Sendable, Hashable {
   /// `text` is not one.
   ///
   ///     DeviceProfile.milliseconds("1.5h")   // 5_400_000
+  ///
+  /// The config's durations are read by the same parser.
   public static func milliseconds(_ text: String) -> Int64? {
-    let t = text.trimmingCharacters(in: .whitespaces)
-    let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
-    for (unit, factor) in units where t.hasSuffix(unit) {
-      guard let value = Double(t.dropLast(unit.count)), value >= 0 else { continue }
-      return Int64((value * factor).rounded())
-    }
-    return nil
+    Duration(parsing: text)?.milliseconds
   }
 
   /// Checks every time and duration, so a bad profile fails when loaded.

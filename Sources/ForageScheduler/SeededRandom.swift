@@ -1,3 +1,4 @@
+import ForageSupport
 import Foundation
 
 /// A small, fast, seedable random number generator: xoshiro256** seeded
@@ -14,21 +15,13 @@ public struct SeededRandom: RandomNumberGenerator, Sendable, Hashable, Codable {
 
   /// Creates a generator whose whole sequence is decided by `seed`.
   public init(seed: UInt64) {
-    var sm = seed
-    s0 = SeededRandom.splitMix64(&sm)
-    s1 = SeededRandom.splitMix64(&sm)
-    s2 = SeededRandom.splitMix64(&sm)
-    s3 = SeededRandom.splitMix64(&sm)
-  }
-
-  /// SplitMix64 (Steele, Lea and Flood, 2014): spreads one 64-bit seed over
-  /// the 256-bit state, which must not be all zero.
-  static func splitMix64(_ state: inout UInt64) -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
+    // SplitMix64 spreads the one 64-bit seed over the 256-bit state, which
+    // must not be all zero (as xoshiro's authors recommend).
+    var sm = SplitMix64(seed: seed)
+    s0 = sm.next()
+    s1 = sm.next()
+    s2 = sm.next()
+    s3 = sm.next()
   }
 
   @inline(__always)

@@ -1,3 +1,5 @@
+import ForageSupport
+
 /// A deterministic generated shop site, served from memory: the same `products` and
 /// `seed` always give the same pages, byte for byte.
 ///
@@ -207,21 +209,10 @@ public struct DemoSite: Sendable {
   ]
 }
 
-/// SplitMix64: a tiny, well-mixed deterministic generator.
-/// https://prng.di.unimi.it/splitmix64.c (algorithm by Sebastiano Vigna, public domain)
-struct SplitMix64: RandomNumberGenerator {
-  private var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
+/// The demo shop's draws. They take the 64 bits modulo the bound (slightly
+/// biased, unlike `Int.random(in:using:)`), which the generated site depends
+/// on: keep them so, or every product changes.
+extension SplitMix64 {
   /// A number in 0..<bound (bound > 0).
   mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 

@@ -1,3 +1,5 @@
+import ForageSupport
+
 /// The canonical form of a URL for crawl deduplication, and its stable
 /// 64-bit fingerprint.
 ///
@@ -87,11 +89,9 @@ public struct URLCanonicalizer: Sendable, Hashable {
   /// The fingerprint function over an already canonical href (its first
   /// `end` bytes).
   static func fingerprint(ofHref href: String, end: Int = .max) -> UInt64 {
-    var h: UInt64 = 0xcbf2_9ce4_8422_2325
-    for b in href.utf8.prefix(end) {
-      h ^= UInt64(b)
-      h &*= 0x0000_0100_0000_01b3
-    }
+    var fnv = StableHash()
+    fnv.combine(href.utf8.prefix(end))
+    var h = fnv.value
     h ^= h >> 33
     h &*= 0xff51_afd7_ed55_8ccd
     h ^= h >> 33

@@ -59,7 +59,7 @@ extension FetchOutcome {
 
   func fetcher(_ settings: FetchSettings = FetcherTests.settings(), environment: [String: String] = [:]) -> Fetcher {
     Fetcher(
-      transport: TransportKind.curl.make(), settings: settings, random: SeededRandom(state: 7),
+      transport: TransportKind.curl.make(), settings: settings, random: SplitMix64(seed: 7),
       environment: environment)
   }
 

@@ -1,18 +1,7 @@
+import ForageSupport
 import Testing
 
 @testable import ForageHTTP
-
-/// A seeded generator (SplitMix64) so jitter is reproducible.
-struct SeededRandom: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
 
 @Suite struct RetryPolicyTests {
   @Test func test_retriesOnlyTransientStatuses() {
@@ -27,7 +16,7 @@ struct SeededRandom: RandomNumberGenerator {
 
   @Test func test_backoff_isBoundedExponentialJitter() {
     for seed in UInt64(0)..<50 {
-      var random = SeededRandom(state: seed)
+      var random = SplitMix64(seed: seed)
       let policy = RetryPolicy(maxRetries: 10, baseDelay: .milliseconds(100), maxDelay: .seconds(1))
       for attempt in 0..<10 {
         let delay = policy.delay(attempt: attempt, using: &random)
@@ -39,7 +28,7 @@ struct SeededRandom: RandomNumberGenerator {
   }
 
   @Test func test_retryAfter_takesPrecedence_andTooLongMeansGiveUp() {
-    var random = SeededRandom(state: 1)
+    var random = SplitMix64(seed: 1)
     let policy = RetryPolicy(maxRetries: 2, baseDelay: .milliseconds(100), maxDelay: .seconds(30))
     #expect(policy.delay(attempt: 0, retryAfter: .seconds(7), using: &random) == .seconds(7))
     #expect(policy.delay(attempt: 0, retryAfter: .seconds(3600), using: &random) == nil)

@@ -1,5 +1,6 @@
 import Foundation
 import ForageHTML
+import ForageSupport
 import ForageURL
 
 /// A record extracted from one page, before it is stored.

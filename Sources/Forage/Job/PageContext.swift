@@ -2,6 +2,7 @@ import Foundation
 import ForageHTML
 import ForageHTTP
 import ForageStore
+import ForageSupport
 import ForageURL
 
 /// What happened to one frontier entry, ready to commit.

@@ -1,20 +1,15 @@
+import ForageSupport
+
 /// Parsing of the config's human units: durations (`500ms`, `30s`, `15m`,
 /// `6h`, `1d`) and sizes (`512KiB`, `10MiB`, `1GiB`, `100KB`, `4096`).
 public enum Units {
   /// Parses a duration such as `500ms`, `30s`, `1.5m`, `6h`, `1d`.
   /// Returns nil when the text is not a duration.
+  ///
+  /// The same parser reads the durations of device profiles
+  /// (`DeviceProfile.milliseconds(_:)`).
   public static func duration(_ text: String) -> Duration? {
-    let t = text.trimmingWhitespace()
-    let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
-    for (suffix, scale) in units where t.hasSuffix(suffix) {
-      let number = t.dropLast(suffix.count)
-      // "ms" must not be read as "m" + "s"; the order above tries "ms" first.
-      // Past about 292 million years the milliseconds no longer fit an Int64.
-      guard !number.isEmpty, let v = Double(number), v.isFinite, v >= 0,
-            let ms = Int64(exactly: (v * scale * 1000).rounded()) else { return nil }
-      return .milliseconds(ms)
-    }
-    return nil
+    Duration(parsing: text)
   }
 
   /// Parses a size such as `512KiB`, `10MiB`, `2GB` or a plain byte count.
@@ -47,23 +42,6 @@ extension String {
   init(format1 v: Double) {
     let r = (v * 10).rounded() / 10
     self = r == r.rounded() ? String(Int(r)) : String(r)
-  }
-
-  /// The string without leading and trailing white space (Unicode's
-  /// White_Space property). Returns `self` unchanged, without copying, when
-  /// there is nothing to trim.
-  func trimmingWhitespace() -> String {
-    // Fast path: nothing to trim when both ends are visible ASCII.
-    if let first = utf8.first, let last = utf8.last, first > 0x20, first < 0x7F, last > 0x20, last < 0x7F {
-      return self
-    }
-    let scalars = unicodeScalars
-    var start = scalars.startIndex
-    var end = scalars.endIndex
-    while start < end, scalars[start].properties.isWhitespace { start = scalars.index(after: start) }
-    while end > start, scalars[scalars.index(before: end)].properties.isWhitespace { end = scalars.index(before: end) }
-    if start == scalars.startIndex && end == scalars.endIndex { return self }
-    return String(scalars[start..<end])
   }
 }
 

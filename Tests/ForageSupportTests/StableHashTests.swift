@@ -1,0 +1,20 @@
+import Testing
+
+@testable import ForageSupport
+
+@Suite struct StableHashTests {
+  @Test func test_matchesFNV1a64ReferenceValues() {
+    // From the FNV reference test suite (http://www.isthe.com/chongo/tech/comp/fnv/).
+    #expect(StableHash.of("") == 0xcbf2_9ce4_8422_2325)
+    #expect(StableHash.of("a") == 0xaf63_dc4c_8601_ec8c)
+    #expect(StableHash.of("foobar") == 0x8594_4171_f739_67e8)
+  }
+
+  @Test func test_combine_inPieces_equalsWhole() {
+    var h = StableHash()
+    h.combine("foo".utf8)
+    h.combine([UInt8]("bar".utf8))
+    #expect(h.value == StableHash.of("foobar"))
+    #expect(StableHash.of([UInt8]("foobar".utf8)) == StableHash.of("foobar"))
+  }
+}
