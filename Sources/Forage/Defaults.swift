@@ -9,8 +9,8 @@ public enum Defaults {
   public static let maxDepth = 5
   public static let maxPages = 10_000
   public static let revisitAfter: Duration = .seconds(6 * 3600)
-  public static let appRefreshBudget: Duration = .seconds(30)
-  public static let processingBudget: Duration = .seconds(300)
+  // A task's budget, when it names none, is its kind's `defaultBudget`
+  // (ForageScheduler's `SchedulerDefaults`).
   /// Budget of `forage run` when no task and no `--budget` gives one.
   public static let runBudget: Duration = .seconds(300)
   /// Near the deadline, no new request starts within this margin.

@@ -140,7 +140,7 @@ enum SimulationPlan {
     return p
   }
 
-  static func defaultDuration(_ kind: Forage.TaskKind) -> DurationDistribution {
+  static func defaultDuration(_ kind: TaskKind) -> DurationDistribution {
     switch kind {
     case .appRefresh: return .logNormal(median: .seconds(10), spread: 0.5)
     case .processing, .continuedProcessing: return .logNormal(median: .seconds(60), spread: 0.5)

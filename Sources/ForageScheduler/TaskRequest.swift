@@ -9,6 +9,19 @@ public enum TaskKind: String, Codable, Sendable, Hashable, CaseIterable {
   /// Work the user started that continues with visible progress
   /// (Apple: `BGContinuedProcessingTaskRequest`).
   case continuedProcessing
+
+  /// The budget a launch of this kind gets when nothing names one: 30 s for
+  /// a refresh, 5 min for processing, 1 h for continued processing (see
+  /// ``SchedulerDefaults`` for where each comes from).
+  ///
+  ///     TaskKind.processing.defaultBudget   // .seconds(300)
+  public var defaultBudget: Duration {
+    switch self {
+    case .appRefresh: SchedulerDefaults.appRefreshBudget
+    case .processing: SchedulerDefaults.processingBudget
+    case .continuedProcessing: SchedulerDefaults.continuedProcessingBudget
+    }
+  }
 }
 
 /// A request to launch the app in the background to run a task.

@@ -1,6 +1,7 @@
 import Foundation
 import ForageHTML
 import ForageHTTP
+import ForageScheduler
 import ForageURL
 
 /// Turns JSON a person wrote into values, collecting every problem with its
