@@ -133,21 +133,31 @@ public struct URLCanonicalizer: Sendable, Hashable {
   }
 
   /// Decodes `%XX` of unreserved characters; upper-cases other `%xx`.
+  ///
+  /// A hex digit is not decoded right after a `%` that starts no escape
+  /// (`%%35%30`), nor after such a `%` and one hex digit: it would make a new
+  /// escape (`%50`) out of text that was not one, which changes the URL's
+  /// meaning and makes canonicalizing twice differ from once.
   static func normalizePercentEncoding(_ s: [UInt8]) -> [UInt8] {
     guard s.contains(0x25) else { return s }
     var out = [UInt8]()
     out.reserveCapacity(s.count)
     var i = 0
+    var lastLoneSign = -3  // where in `out` the last "%" that starts no escape is
     while i < s.count {
       if s[i] == 0x25, i + 2 < s.count, let h = hexValue(s[i + 1]), let l = hexValue(s[i + 2]) {
         let v = h << 4 | l
-        if isASCIIAlpha(v) || isASCIIDigit(v) || v == 0x2D || v == 0x2E || v == 0x5F || v == 0x7E {
+        let unreserved = isASCIIAlpha(v) || isASCIIDigit(v) || v == 0x2D || v == 0x2E || v == 0x5F || v == 0x7E
+        let makesEscape = hexValue(v) != nil
+          && (lastLoneSign == out.count - 1 || (lastLoneSign == out.count - 2 && hexValue(out[out.count - 1]) != nil))
+        if unreserved && !makesEscape {
           out.append(v)
         } else {
           out += [0x25, hexUpper[Int(h)], hexUpper[Int(l)]]
         }
         i += 3
       } else {
+        if s[i] == 0x25 { lastLoneSign = out.count }
         out.append(s[i])
         i += 1
       }

@@ -54,6 +54,20 @@ struct URLCanonicalizerTests {
     }
   }
 
+  /// Found by the URL fuzzer: decoding `%35%30` after a lone `%` made the
+  /// escape `%50` (a "P") out of a literal "%50", so the frontier fetched
+  /// another page and canonicalizing twice differed from once.
+  @Test func test_canonical_makesNoEscapeAfterALonePercentSign() throws {
+    #expect(canonical("http://h/a%%35%30b") == "http://h/a%%350b")
+    #expect(canonical("http://h/%5%30?q=%%46%46&r=%A%31") == "http://h/%5%30?q=%%46F&r=%A%31")
+    // A lone "%" before other characters changes nothing.
+    #expect(canonical("http://h/100%?q=%%7e%zz%41") == "http://h/100%?q=%~%zzA")
+    for s in ["http://h/a%%35%30b", "http://h/%%%34%31", "http://h/%4%31%32", "http://h/?%%32%35%34%31"] {
+      let once = URLCanonicalizer.default.canonical(try #require(WebURL(s)))
+      #expect(URLCanonicalizer.default.canonical(once) == once, "\(s)")
+    }
+  }
+
   @Test func test_canonical_shortcutAgreesWithFullRewrite() throws {
     let inputs = [
       "http://h/p", "http://h/p#f", "http://h/p?", "http://h/p?a=1&b=2#x", "http://h/p?b=1&a=2",
