@@ -65,7 +65,12 @@ public struct URLCanonicalizer: Sendable, Hashable {
       record.query = q.isEmpty ? nil : q
     }
     // serialize() fails only past 2 GB; canonicalizing never lengthens a URL.
-    return (try? record.serialize()) ?? url.removingFragment
+    let canonical = (try? record.serialize()) ?? url.removingFragment
+    // Decoding can spell a Windows drive letter the parser rewrites ("%43|"
+    // becomes "C|", parsed as "C:"): a file URL is parsed again, so that the
+    // canonical form is a URL's own serialization.
+    if record.isFile, let parsed = try? URLParser.parseFully(canonical.href, base: nil) { return parsed }
+    return canonical
   }
 
   /// A fingerprint of the canonical form: equal for URLs with the same

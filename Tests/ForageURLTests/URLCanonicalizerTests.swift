@@ -68,6 +68,19 @@ struct URLCanonicalizerTests {
     }
   }
 
+  /// Found by the URL fuzzer: decoding "%43" spelled the drive letter "C|",
+  /// which the parser writes "C:", so the canonical href parsed to another URL.
+  @Test func test_canonical_ofAFileURLParsesToItself() throws {
+    for s in ["file:///%43|", "file:///%43|/a%7e", "file://host/%63|/x?%41", "file:///%43:/"] {
+      let once = URLCanonicalizer.default.canonical(try #require(WebURL(s)))
+      let parsed = try #require(WebURL(once.href), "\(s)")
+      #expect(parsed.href == once.href, "\(s)")
+      #expect(parsed.layout == once.layout, "\(s)")
+      #expect(URLCanonicalizer.default.canonical(once) == once, "\(s)")
+    }
+    #expect(canonical("file:///%43|/a%7e") == "file:///C:/a~")
+  }
+
   @Test func test_canonical_shortcutAgreesWithFullRewrite() throws {
     let inputs = [
       "http://h/p", "http://h/p#f", "http://h/p?", "http://h/p?a=1&b=2#x", "http://h/p?b=1&a=2",
