@@ -54,7 +54,8 @@ struct DaemonCommand: Command {
       return .badInput
     }
     let json = self.json
-    let runner = TaskRunner(config: loaded, store: opened, transport: defaultTransport()) { task, plan, summary in
+    let log = SchedulerLog { out.error("forage: \($0)") }
+    let runner = TaskRunner(config: loaded, store: opened, transport: defaultTransport(), log: log) { task, plan, summary in
       for (source, why) in plan.waiting.sorted(by: { $0.key < $1.key }) {
         out.error("\(task.id): \(source) waits: \(why)")
       }

@@ -82,9 +82,10 @@ struct SimulateCommand: Command {
       opened = nil
     }
 
-    let runner = opened.map { TaskRunner(config: loaded, store: $0, transport: defaultTransport()) }
+    let log = SchedulerLog { out.error("forage: \($0)") }
+    let runner = opened.map { TaskRunner(config: loaded, store: $0, transport: defaultTransport(), log: log) }
     let scheduler = SimulatedScheduler(
-      device: device, policy: runner?.policy(SchedulingPolicy()) ?? SimulationPlan.policy(loaded),
+      device: device, policy: TaskRunner.policy(SchedulingPolicy(), for: loaded),
       seed: seed, permittedIdentifiers: loaded.tasks.map(\.id), log: .silent)
     if live, let runner, let opened {
       do { try await opened.releaseClaims(owner: nil) } catch {
@@ -133,13 +134,6 @@ struct SimulateCommand: Command {
 
 /// Model-mode settings for `forage simulate`.
 enum SimulationPlan {
-  /// The default policy with the config's task budgets.
-  static func policy(_ config: ForageConfig) -> SchedulingPolicy {
-    var p = SchedulingPolicy()
-    for task in config.tasks { p.budgetOverrides[task.id] = task.budget }
-    return p
-  }
-
   static func defaultDuration(_ kind: TaskKind) -> DurationDistribution {
     switch kind {
     case .appRefresh: return .logNormal(median: .seconds(10), spread: 0.5)

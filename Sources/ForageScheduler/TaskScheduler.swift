@@ -61,9 +61,14 @@ public enum RuleEnforcement: String, Sendable, Codable {
   case lenient
 }
 
-/// Where a scheduler writes what a person should know (rule violations…).
+/// Where a scheduler (or Forage's `TaskRunner`) writes what a person should
+/// know (rule violations, a request it could not submit…): the caller
+/// decides where lines go.
+///
+///     let log = SchedulerLog { line in logger.warning("\(line)") }
 public struct SchedulerLog: Sendable {
-  let write: @Sendable (String) -> Void
+  /// Writes one line (without its newline).
+  public let write: @Sendable (String) -> Void
   /// Logs through `write`.
   public init(_ write: @escaping @Sendable (String) -> Void) { self.write = write }
   /// Writes lines to standard error, prefixed with `forage scheduler:`.

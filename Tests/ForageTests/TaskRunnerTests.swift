@@ -3,6 +3,7 @@ import Testing
 import ForageHTTP
 import ForageScheduler
 import ForageStore
+import ForageSupport
 import ForageTestSupport
 @testable import Forage
 
@@ -53,5 +54,25 @@ import ForageTestSupport
     #expect(server.requestCount(path: "/p") == launches)
     let runs = try await store.runs(limit: 100)
     #expect(runs.filter { $0.task == "t.refresh" && $0.summary?.outcome == "completed" }.count == launches)
+  }
+
+  @Test func test_refusedResubmission_goesToTheLog() async throws {
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    let config = ForageConfig(
+      tasks: [TaskDefinition(id: "t", kind: .processing, every: .seconds(3600), requiresNetwork: false, sources: [])],
+      sources: [Source(name: "p", url: "https://example.com/")])
+    let lines = Locked<[String]>([])
+    let scheduler = SimulatedScheduler(device: .server, policy: .server, seed: 1, log: .silent)
+    let runner = TaskRunner(
+      config: config, store: store, transport: CurlTransport(), log: SchedulerLog { line in lines.withLock { $0.append(line) } })
+    runner.register(on: scheduler, now: { scheduler.now })
+    scheduler.finishLaunching()
+    try await runner.submitAll(to: scheduler, now: scheduler.now)
+    scheduler.failNextSubmissions(with: .tooManyPendingTaskRequests)
+    await scheduler.advance(by: .seconds(60))
+    #expect(scheduler.trace.count(.launched, identifier: "t") == 1)
+    let logged = lines.withLock { $0 }
+    #expect(logged.count == 1 && logged[0].hasPrefix("cannot resubmit t: "), "\(logged)")
   }
 }

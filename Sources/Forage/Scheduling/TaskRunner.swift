@@ -21,17 +21,23 @@ public struct TaskRunner: Sendable {
   public let config: ForageConfig
   let store: any Store
   let transport: any Transport
+  let log: SchedulerLog
   let onFinish: (@Sendable (TaskDefinition, LaunchPlan, JobSummary?) -> Void)?
 
-  /// - Parameter onFinish: called after each launch with its plan and summary
-  ///   (nil when the job failed), e.g. to print a line.
+  /// - Parameters:
+  ///   - log: where the runner reports what goes wrong outside a job (a
+  ///     next request the scheduler refuses); the runner itself never
+  ///     writes to standard error or output.
+  ///   - onFinish: called after each launch with its plan and summary
+  ///     (nil when the job failed), e.g. to print a line.
   public init(
-    config: ForageConfig, store: any Store, transport: any Transport,
+    config: ForageConfig, store: any Store, transport: any Transport, log: SchedulerLog = .silent,
     onFinish: (@Sendable (TaskDefinition, LaunchPlan, JobSummary?) -> Void)? = nil
   ) {
     self.config = config
     self.store = store
     self.transport = transport
+    self.log = log
     self.onFinish = onFinish
   }
 
@@ -70,11 +76,19 @@ public struct TaskRunner: Sendable {
     }
   }
 
-  /// A scheduling policy whose budgets are the config's task budgets.
-  public func policy(_ base: SchedulingPolicy) -> SchedulingPolicy {
+  /// `base` with the config's task budgets: every task's launches get the
+  /// budget its definition gives (the daemon's and the simulator's policy).
+  ///
+  ///     let policy = TaskRunner.policy(.server, for: config)
+  public static func policy(_ base: SchedulingPolicy, for config: ForageConfig) -> SchedulingPolicy {
     var p = base
     for task in config.tasks { p.budgetOverrides[task.id] = task.budget }
     return p
+  }
+
+  /// ``policy(_:for:)`` with this runner's config.
+  public func policy(_ base: SchedulingPolicy) -> SchedulingPolicy {
+    TaskRunner.policy(base, for: config)
   }
 
   /// One launch: resubmit, plan, run the job, report what was refreshed.
@@ -83,7 +97,7 @@ public struct TaskRunner: Sendable {
     do {
       try scheduler.submit(TaskRunner.request(for: task, earliestBeginDate: now.addingTimeInterval(task.every.seconds)))
     } catch {
-      FileHandle.standardError.write(Data("forage: cannot resubmit \(task.id): \(error)\n".utf8))
+      log.write("cannot resubmit \(task.id): \(error)")
     }
     let plan = LaunchPlan(task: task, config: config, conditions: background.conditions)
     guard !plan.sources.isEmpty else {
