@@ -1,8 +1,9 @@
 import Foundation
 
-/// When a pending request may launch: the rules (conditions, allowance,
-/// penalty, force-quit) and the timing (before a predicted app open, in an
-/// idle window). See `docs/scheduling-model.md`.
+/// When a pending request may launch: the rules every scheduler shares
+/// (``LaunchRules``: conditions, penalty, force-quit), the simulator's own
+/// allowance, and the timing (before a predicted app open, in an idle
+/// window). See `docs/scheduling-model.md`.
 extension SimulationEngine {
   // MARK: - Decisions
 
@@ -42,20 +43,14 @@ extension SimulationEngine {
     let id = request.identifier
     let due = earliest(request)
     if now < due { return .wait(due) }
-    if running[id] != nil { return .blocked(.alreadyRunning, wake: nil) }
-    if forceQuit && (request.kind == .appRefresh || policy.forceQuitBlocksProcessing) {
-      return .blocked(.forceQuit, wake: nil)
+    let state = LaunchState(
+      isRunning: running[id] != nil, runningContinuedProcessing: runningContinued, isPenalized: now < penaltyUntil,
+      isForceQuit: forceQuit, isAppInForeground: appForeground, isDeviceInUse: screenOffSince == nil || appForeground)
+    if let reason = LaunchRules.deferral(for: request, conditions: currentConditions, state: state, policy: policy) {
+      return .blocked(reason, wake: reason == .penalty ? penaltyUntil : nil)
     }
-    if request.kind == .continuedProcessing {
-      return runningContinued < policy.maxConcurrentContinuedProcessingTasks ? .launch : .blocked(.continuedProcessingBusy, wake: nil)
-    }
-    if now < penaltyUntil { return .blocked(.penalty, wake: penaltyUntil) }
-    if conditions.thermalState >= .serious { return .blocked(.thermal, wake: nil) }
-    if conditions.backgroundRefreshStatus != .available { return .blocked(.backgroundAppRefreshOff, wake: nil) }
-    if conditions.isLowPowerModeEnabled { return .blocked(.lowPowerMode, wake: nil) }
+    if request.kind == .continuedProcessing { return .launch }
     if request.kind == .appRefresh {
-      if appForeground { return .blocked(.appInForeground, wake: nil) }
-      if !conditions.network.isAvailable { return .blocked(.noNetwork, wake: nil) }
       if policy.refreshPlacement == .asSoonAsEligible { return .launch }
       let allowance = refreshAllowance
       if allowance == 0 { return .blocked(.appDormant, wake: nil) }
@@ -73,12 +68,8 @@ extension SimulationEngine {
       }
       return now >= plan!.launchAt ? .launch : .wait(plan!.launchAt)
     }
-    // Processing.
-    if request.requiresExternalPower && !conditions.isCharging { return .blocked(.notCharging, wake: nil) }
-    if request.requiresNetworkConnectivity && !conditions.network.isAvailable { return .blocked(.noNetwork, wake: nil) }
-    if !conditions.isCharging && batteryLevel < policy.processingMinimumBattery { return .blocked(.lowBattery, wake: nil) }
-    guard let off = screenOffSince, !appForeground else { return .blocked(.deviceInUse, wake: nil) }
-    guard placement else { return .launch }
+    // Processing: eligible, so the device is idle (the screen off since `off`).
+    guard placement, let off = screenOffSince else { return .launch }
     if plans[id]?.idleWindow != idleWindow {
       let delay = (conditions.isCharging ? policy.idleDelay : policy.batteryIdleDelay).milliseconds
       let jitterMax = policy.processingStartJitter.milliseconds

@@ -14,9 +14,11 @@ import Foundation
 ///     let daemon = Task { await scheduler.run() }   // until cancelled (SIGTERM)
 ///     daemon.cancel(); await daemon.value            // expires running tasks, waits
 ///
-/// There is no usage learning here: a due request runs as soon as its
-/// requirements hold (``SchedulingPolicy/server``). A killed handler's Swift
-/// task cannot be stopped by force; it is cancelled and abandoned.
+/// There is no usage learning here: a due request runs as soon as the
+/// ``LaunchRules`` the simulator also applies allow
+/// (``SchedulingPolicy/server``); a request held back records why in the
+/// trace's deferrals. A killed handler's Swift task cannot be stopped by
+/// force; it is cancelled and abandoned.
 public final class SystemScheduler: TaskScheduler, @unchecked Sendable {
   // @unchecked Sendable: mutable state lives in `state` (locked); handlers,
   // persistence and the event callback are called after unlocking.
@@ -28,6 +30,17 @@ public final class SystemScheduler: TaskScheduler, @unchecked Sendable {
     var launchCounter = 0
     var penaltyUntil: Date = .distantPast
     var start: Date
+    /// Why each held-back request waits now, and how many stretches it
+    /// waited for each reason (the trace's deferrals, as in the simulator).
+    var lastDeferral: [String: DeferralReason] = [:]
+    var deferralCounts: [String: [DeferralReason: Int]] = [:]
+
+    /// Counts a stretch of `reason` for `id`, once until the reason changes.
+    mutating func noteDeferral(_ id: String, _ reason: DeferralReason) {
+      if lastDeferral[id] == reason { return }
+      lastDeferral[id] = reason
+      deferralCounts[id, default: [:]][reason, default: 0] += 1
+    }
   }
 
   private struct Launch: Sendable {
@@ -120,6 +133,7 @@ public final class SystemScheduler: TaskScheduler, @unchecked Sendable {
           throw SchedulerError.immediateRunIneligible.with(identifier: wrapped.identifier, detail: "another continued-processing task is running")
         }
         try s.pending.insert(wrapped, policy: policy)
+        s.lastDeferral[wrapped.identifier] = nil
         return .success(s.pending.requests)
       } catch {
         return .failure(error)
@@ -170,6 +184,11 @@ public final class SystemScheduler: TaskScheduler, @unchecked Sendable {
       var t = Trace(start: s.start)
       t.events = s.events
       t.end = wallClock()
+      for id in s.deferralCounts.keys.sorted() {
+        for (reason, count) in s.deferralCounts[id]!.sorted(by: { $0.key < $1.key }) {
+          t.deferrals.append(.init(identifier: id, reason: reason, count: count))
+        }
+      }
       return t
     }
   }
@@ -193,20 +212,15 @@ public final class SystemScheduler: TaskScheduler, @unchecked Sendable {
 
   // MARK: - Launching
 
-  /// Why a due request cannot launch now, or `nil` when it can.
-  private func blocker(_ r: AnyTaskRequest, _ c: DeviceConditions, _ s: State, _ now: Date) -> DeferralReason? {
-    if s.running[r.identifier] != nil { return .alreadyRunning }
-    if r.kind == .continuedProcessing {
-      let busy = s.running.values.filter { $0.kind == .continuedProcessing }.count >= policy.maxConcurrentContinuedProcessingTasks
-      return busy ? .continuedProcessingBusy : nil
-    }
-    if now < s.penaltyUntil { return .penalty }
-    if c.thermalState >= .serious { return .thermal }
-    if c.backgroundRefreshStatus != .available { return .backgroundAppRefreshOff }
-    if c.isLowPowerModeEnabled { return .lowPowerMode }
-    if r.requiresNetworkConnectivity && !c.network.isAvailable { return .noNetwork }
-    if r.requiresExternalPower && !c.isCharging { return .notCharging }
-    return nil
+  /// Why a due request cannot launch now (``LaunchRules``, as in the
+  /// simulator), or `nil` when it can. A daemon has no app life cycle: no
+  /// force-quit, foreground or device in use.
+  private func deferral(_ r: AnyTaskRequest, _ c: DeviceConditions, _ s: State, _ now: Date) -> DeferralReason? {
+    let state = LaunchState(
+      isRunning: s.running[r.identifier] != nil,
+      runningContinuedProcessing: s.running.values.filter { $0.kind == .continuedProcessing }.count,
+      isPenalized: now < s.penaltyUntil)
+    return LaunchRules.deferral(for: r, conditions: c, state: state, policy: policy)
   }
 
   /// Takes every due, eligible request off the pending list and prepares its launch.
@@ -218,7 +232,11 @@ public final class SystemScheduler: TaskScheduler, @unchecked Sendable {
     let requests: [AnyTaskRequest]? = state.withLock { s in
       for r in s.pending.requests {
         if let date = r.earliestBeginDate, date > now { continue }
-        if blocker(r, c, s, now) != nil { continue }
+        if let reason = deferral(r, c, s, now) {
+          s.noteDeferral(r.identifier, reason)
+          continue
+        }
+        s.lastDeferral[r.identifier] = nil
         guard let handler = s.registry.handlers[r.identifier] else {
           dropped.append(r.identifier)
           s.pending.remove(r.identifier)
