@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import ForageScheduler
 import ForageStore
+import ForageSupport
 
 /// The store as a ``SystemScheduler``'s ``PendingRequestPersistence``: pending
 /// task requests are kept in the store they schedule work for, so a restarted
@@ -24,9 +25,8 @@ import ForageStore
 /// set still waiting, since each is whole. Each write replaces the stored set
 /// in one transaction. A write that fails is reported by the next
 /// ``savePendingRequests(_:)`` or ``flush()``.
-public final class StorePendingRequests: PendingRequestPersistence, @unchecked Sendable {
-  // @unchecked Sendable: `state` is guarded by `lock`; the store is called
-  // only after unlocking.
+public final class StorePendingRequests: PendingRequestPersistence, Sendable {
+  /// The set and its writer; the store is called only after unlocking.
   private struct State {
     /// The latest set: what the store holds once the writes are done.
     var requests: [AnyTaskRequest]
@@ -39,8 +39,7 @@ public final class StorePendingRequests: PendingRequestPersistence, @unchecked S
   }
 
   private let store: any Store
-  private let lock = NSLock()
-  private var state: State
+  private let state: Locked<State>
 
   /// Reads the pending requests kept in `store`.
   ///
@@ -49,12 +48,12 @@ public final class StorePendingRequests: PendingRequestPersistence, @unchecked S
   public init(store: any Store) async throws {
     self.store = store
     let rows = try await store.pendingTaskRequests()
-    state = State(requests: try rows.map(AnyTaskRequest.init(stored:)))
+    state = Locked(State(requests: try rows.map(AnyTaskRequest.init(stored:))))
   }
 
   /// The requests read from the store, or the latest saved.
   public func loadPendingRequests() throws -> [AnyTaskRequest] {
-    lock.withLock { state.requests }
+    state.withLock { $0.requests }
   }
 
   /// Takes `requests` as the pending set and writes it to the store behind
@@ -64,12 +63,12 @@ public final class StorePendingRequests: PendingRequestPersistence, @unchecked S
   ///   taken and written).
   public func savePendingRequests(_ requests: [AnyTaskRequest]) throws {
     let rows = requests.map(PendingTaskRequest.init)
-    let failure: (any Error)? = lock.withLock {
-      state.requests = requests
-      state.waiting = rows
-      if state.writer == nil { state.writer = Task { await self.write() } }
-      defer { state.failure = nil }
-      return state.failure
+    let failure: (any Error)? = state.withLock { s in
+      s.requests = requests
+      s.waiting = rows
+      if s.writer == nil { s.writer = Task { await self.write() } }
+      defer { s.failure = nil }
+      return s.failure
     }
     if let failure { throw failure }
   }
@@ -78,10 +77,10 @@ public final class StorePendingRequests: PendingRequestPersistence, @unchecked S
   ///
   /// - Throws: the error of a write that failed and was not reported yet.
   public func flush() async throws {
-    while let writer = lock.withLock({ state.writer }) { await writer.value }
-    let failure: (any Error)? = lock.withLock {
-      defer { state.failure = nil }
-      return state.failure
+    while let writer = state.withLock({ $0.writer }) { await writer.value }
+    let failure: (any Error)? = state.withLock { s in
+      defer { s.failure = nil }
+      return s.failure
     }
     if let failure { throw failure }
   }
@@ -97,7 +96,7 @@ public final class StorePendingRequests: PendingRequestPersistence, @unchecked S
   /// - Throws: when the file is not a regular file or cannot be read or
   ///   decoded, or the store cannot be written.
   public func importJSONFile(at path: String) async throws -> Int? {
-    guard lock.withLock({ state.requests.isEmpty && state.waiting == nil && state.writer == nil }) else { return nil }
+    guard state.withLock({ $0.requests.isEmpty && $0.waiting == nil && $0.writer == nil }) else { return nil }
     var info = stat()
     guard stat(path, &info) == 0 else {
       let err = errno
@@ -117,14 +116,14 @@ public final class StorePendingRequests: PendingRequestPersistence, @unchecked S
   /// The writer: writes the waiting set until none is left, then ends.
   private func write() async {
     while true {
-      let rows: [PendingTaskRequest]? = lock.withLock {
-        defer { state.waiting = nil }
-        if state.waiting == nil { state.writer = nil }
-        return state.waiting
+      let rows: [PendingTaskRequest]? = state.withLock { s in
+        defer { s.waiting = nil }
+        if s.waiting == nil { s.writer = nil }
+        return s.waiting
       }
       guard let rows else { return }
       do { try await store.replacePendingTaskRequests(rows) } catch {
-        lock.withLock { state.failure = error }
+        state.withLock { $0.failure = error }
       }
     }
   }
