@@ -23,9 +23,9 @@ import Foundation
 /// Drive it from one task at a time (`advance`, `run`, `launch`,
 /// `forceLaunch`); the other methods may be called from anywhere, including
 /// handlers.
-public final class SimulatedScheduler: TaskScheduler, @unchecked Sendable {
-  // @unchecked Sendable: all state is in `engine`, guarded by its lock; live
-  // handlers and expiration handlers are called after unlocking.
+public final class SimulatedScheduler: TaskScheduler, Sendable {
+  // All state is in `engine`, behind its lock; live handlers and expiration
+  // handlers are called after unlocking.
   private let engine: Locked<SimulationEngine>
   private let log: SchedulerLog
   /// How rule violations are handled.

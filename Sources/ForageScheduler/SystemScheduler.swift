@@ -19,8 +19,8 @@ import Foundation
 /// (``SchedulingPolicy/server``); a request held back records why in the
 /// trace's deferrals. A killed handler's Swift task cannot be stopped by
 /// force; it is cancelled and abandoned.
-public final class SystemScheduler: TaskScheduler, @unchecked Sendable {
-  // @unchecked Sendable: mutable state lives in `state` (locked); handlers,
+public final class SystemScheduler: TaskScheduler, Sendable {
+  // Mutable state lives in `state` (locked); handlers,
   // persistence and the event callback are called after unlocking.
   private struct State: Sendable {
     var registry = TaskRegistry()
