@@ -15,12 +15,12 @@ extension SQLiteStore {
     return db.lastInsertRowID
   }
 
-  /// Records the end of run `id` with its totals.
+  /// Records the end of run `id` with its totals (`finishedAt`, now when nil).
   ///
   /// - Throws: `StoreError` of kind `.notFound` for an unknown run.
   public func finishRun(_ id: Int64, summary: RunSummary) async throws {
     let update = try db.statement("UPDATE runs SET finished_at = ?, summary = ? WHERE id = ?")
-    try update.bind(Self.milliseconds(summary.finishedAt), at: 1)
+    try update.bind(Self.milliseconds(summary.finishedAt ?? Date()), at: 1)
     try update.bind(try Self.encode(summary), at: 2)
     try update.bind(id, at: 3)
     try update.execute()
@@ -74,11 +74,15 @@ extension SQLiteStore {
     let select = try db.statement(
       "SELECT verdict, body, fetched_at, expires_at FROM robots WHERE origin = ?")
     try select.bind(origin, at: 1)
-    return try select.firstRow {
-      RobotsFile(
-        origin: origin, verdict: $0.string(0), body: $0.blob(1), fetchedAt: Self.date($0.int64(2)),
-        expiresAt: Self.date($0.int64(3)))
+    // A verdict this build does not know reads as nothing kept: the fetcher
+    // then asks the origin again.
+    let file = try select.firstRow { row -> RobotsFile? in
+      guard let verdict = RobotsFile.Verdict(rawValue: row.string(0)) else { return nil }
+      return RobotsFile(
+        origin: origin, verdict: verdict, body: row.blob(1), fetchedAt: Self.date(row.int64(2)),
+        expiresAt: Self.date(row.int64(3)))
     }
+    return file ?? nil
   }
 
   /// Keeps `file` in place of its origin's earlier answer.
@@ -93,7 +97,7 @@ extension SQLiteStore {
         fetched_at = excluded.fetched_at, expires_at = excluded.expires_at
       """)
     try upsert.bind(file.origin, at: 1)
-    try upsert.bind(file.verdict, at: 2)
+    try upsert.bind(file.verdict.rawValue, at: 2)
     try upsert.bind(blob: file.body, at: 3)
     try upsert.bind(Self.milliseconds(file.fetchedAt), at: 4)
     try upsert.bind(Self.milliseconds(file.expiresAt), at: 5)

@@ -103,15 +103,25 @@ public protocol Store: AnyObject, Sendable {
 public struct RobotsFile: Sendable, Hashable {
   /// `https://example.com`.
   public var origin: String
-  /// How the fetcher read the answer (`rules`, `allow-all`, `disallow-all`).
-  public var verdict: String
+  /// How the fetcher read an origin's answer (RFC 9309 §2.3.1).
+  public enum Verdict: String, Sendable, Hashable, CaseIterable {
+    /// The body holds the file.
+    case rules
+    /// No usable file (4xx, too many redirects): everything is allowed.
+    case allowAll = "allow-all"
+    /// The server failed or could not be reached: nothing is allowed.
+    case disallowAll = "disallow-all"
+  }
+
+  /// How the fetcher read the answer.
+  public var verdict: Verdict
   /// The file, for `rules`; for `disallow-all`, why it could not be had
   /// (UTF-8 text such as `HTTP 503`), so later launches can say so.
   public var body: [UInt8]
   public var fetchedAt: Date
   public var expiresAt: Date
 
-  public init(origin: String, verdict: String, body: [UInt8], fetchedAt: Date, expiresAt: Date) {
+  public init(origin: String, verdict: Verdict, body: [UInt8], fetchedAt: Date, expiresAt: Date) {
     self.origin = origin
     self.verdict = verdict
     self.body = body
@@ -346,27 +356,6 @@ public struct RecordChange: Sendable, Hashable {
     self.afterJSON = afterJSON
     self.at = at
     self.run = run
-  }
-}
-
-/// The totals of one task run, as the engine reports them.
-public struct RunSummary: Sendable, Hashable, Codable {
-  public var finishedAt: Date
-  /// `completed`, `budget` (stopped for the budget), `interrupted` (stopped
-  /// on request: a signal), `failed`, `killed`.
-  public var outcome: String
-  public var pagesFetched = 0
-  public var pagesNotModified = 0
-  public var pagesFailed = 0
-  public var pagesDeferred = 0
-  public var recordsNew = 0
-  public var recordsChanged = 0
-  public var recordsUnchanged = 0
-  public var bytes: Int64 = 0
-
-  public init(finishedAt: Date, outcome: String) {
-    self.finishedAt = finishedAt
-    self.outcome = outcome
   }
 }
 

@@ -148,7 +148,7 @@ import ForageTestSupport
     #expect(wal == 0)
     let opened = try SQLiteStore(path: store)
     let runs = try await opened.runs(limit: 1)
-    #expect(runs.first?.summary?.outcome == "interrupted")
+    #expect(runs.first?.summary?.outcome == .interrupted)
   }
 
   @Test func test_issue8_daemon_cleanExit_leavesNoDataInTheWAL() async throws {

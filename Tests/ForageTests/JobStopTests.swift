@@ -21,7 +21,7 @@ import ForageTestSupport
       try await Task.sleep(for: .seconds(1))
       stop.request()
     }
-    let first = try await Job(config: config, store: store, transport: CurlTransport())
+    let first = try await Job(config: config, store: store, transport: Engine.defaultTransport())
       .run(budget: .seconds(120), stop: stop)
     _ = try? await stopper.value
     #expect(first.stoppedOnRequest)
@@ -33,14 +33,14 @@ import ForageTestSupport
     #expect(!stop.request(), "a second request reports that it was asked already")
 
     let runs = try await store.runs(limit: 1)
-    #expect(runs.first?.summary?.outcome == "interrupted")
+    #expect(runs.first?.summary?.outcome == .interrupted)
 
     // The next run continues: every product ends up stored, none fetched twice.
     var fast = config
     fast.fetch.perHostDelay = .zero
     fast.fetch.concurrency = 8
     fast.fetch.perHostConcurrency = 8
-    let second = try await Job(config: fast, store: store, transport: CurlTransport()).run(budget: .seconds(120))
+    let second = try await Job(config: fast, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(120))
     #expect(second.completedSources == ["catalog"])
     #expect(try await allRecords(store).count == 60)
     for n in 1...60 { #expect(server.requestCount(path: site.productPath(n)) == 1, "product \(n)") }
@@ -60,7 +60,7 @@ import ForageTestSupport
     let config = ForageConfig(
       userAgent: "ForageTests/1.0", fetch: fetch,
       sources: [Source(name: "s", url: server.url("/page"), extract: ["title": "h1"])])
-    let summary = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    let summary = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(30))
     #expect(summary.pagesFailed == 1)
     let warning = try #require(summary.warnings.first)
     #expect(warning.contains("robots.txt unreachable (HTTP 503)"), "\(warning)")
@@ -72,7 +72,7 @@ import ForageTestSupport
     let counts = try await store.frontierCounts(crawl: crawl.id)
     #expect(counts.queued == 1 && counts.failed == 0, "\(counts)")
     // A later process reads the kept failure with its reason.
-    let again = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    let again = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(30))
     #expect(again.warnings.first?.contains("robots.txt unreachable (HTTP 503)") == true, "\(again.warnings)")
   }
 
@@ -80,7 +80,7 @@ import ForageTestSupport
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
     let config = ForageConfig(sources: [Source(name: "s", url: "http://127.0.0.1:9/", extract: ["t": "h1"])])
-    let summary = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .milliseconds(400))
+    let summary = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .milliseconds(400))
     #expect(summary.warnings.contains { $0.contains("no request could start") }, "\(summary.warnings)")
   }
 }

@@ -44,7 +44,7 @@ import ForageTestSupport
                              requiresNetwork: false, sources: ["p"])],
       sources: [Source(name: "p", url: server.url("/p"), extract: ["t": "h1"])])
     let scheduler = SimulatedScheduler(device: .server, seed: 3, log: .silent)
-    let runner = TaskRunner(config: config, store: store, transport: CurlTransport())
+    let runner = TaskRunner(config: config, store: store, transport: Engine.defaultTransport())
     runner.register(on: scheduler, now: { scheduler.now })
     scheduler.finishLaunching()
     try await runner.submitAll(to: scheduler, now: scheduler.now)
@@ -53,7 +53,7 @@ import ForageTestSupport
     #expect(launches >= 3, "each launch should resubmit an hour ahead on the virtual clock; \(launches) launches")
     #expect(server.requestCount(path: "/p") == launches)
     let runs = try await store.runs(limit: 100)
-    #expect(runs.filter { $0.task == "t.refresh" && $0.summary?.outcome == "completed" }.count == launches)
+    #expect(runs.filter { $0.task == "t.refresh" && $0.summary?.outcome == .completed }.count == launches)
   }
 
   @Test func test_refusedResubmission_goesToTheLog() async throws {

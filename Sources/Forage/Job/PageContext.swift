@@ -13,7 +13,7 @@ struct ProcessedPage: Sendable {
   var bytes = 0
   var warnings: [String] = []
 
-  func count(into s: inout JobSummary) {
+  func count(into s: inout RunSummary) {
     switch kind {
     case .fetched: s.pagesFetched += 1
     case .notModified: s.pagesNotModified += 1

@@ -9,9 +9,13 @@ struct StoreRobotsArchive: RobotsArchive {
   let store: any Store
 
   func robotsAnswer(origin: String) async -> RobotsAnswer? {
-    guard let file = try? await store.robotsFile(origin: origin),
-      let verdict = RobotsAnswer.Verdict(rawValue: file.verdict)
-    else { return nil }
+    guard let file = try? await store.robotsFile(origin: origin) else { return nil }
+    let verdict: RobotsAnswer.Verdict
+    switch file.verdict {
+    case .rules: verdict = .rules
+    case .allowAll: verdict = .allowAll
+    case .disallowAll: verdict = .disallowAll
+    }
     // A failure keeps its reason where a file would be (its body is empty).
     let failed = verdict == .disallowAll
     return RobotsAnswer(
@@ -21,9 +25,17 @@ struct StoreRobotsArchive: RobotsArchive {
 
   func keepRobotsAnswer(_ answer: RobotsAnswer) async {
     let body = answer.verdict == .disallowAll ? Array((answer.failure ?? "").utf8) : answer.body
+    // The store keeps its own copy of the verdicts (it does not depend on
+    // ForageHTTP); the switches keep the two in step at compile time.
+    let verdict: RobotsFile.Verdict
+    switch answer.verdict {
+    case .rules: verdict = .rules
+    case .allowAll: verdict = .allowAll
+    case .disallowAll: verdict = .disallowAll
+    }
     try? await store.keepRobotsFile(
       RobotsFile(
-        origin: answer.origin, verdict: answer.verdict.rawValue, body: body, fetchedAt: answer.fetchedAt,
+        origin: answer.origin, verdict: verdict, body: body, fetchedAt: answer.fetchedAt,
         expiresAt: answer.expiresAt))
   }
 }

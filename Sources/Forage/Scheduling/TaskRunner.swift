@@ -22,7 +22,7 @@ public struct TaskRunner: Sendable {
   let store: any Store
   let transport: any Transport
   let log: SchedulerLog
-  let onFinish: (@Sendable (TaskDefinition, LaunchPlan, JobSummary?) -> Void)?
+  let onFinish: (@Sendable (TaskDefinition, LaunchPlan, RunSummary?) -> Void)?
 
   /// - Parameters:
   ///   - log: where the runner reports what goes wrong outside a job (a
@@ -32,7 +32,7 @@ public struct TaskRunner: Sendable {
   ///     (nil when the job failed), e.g. to print a line.
   public init(
     config: ForageConfig, store: any Store, transport: any Transport, log: SchedulerLog = .silent,
-    onFinish: (@Sendable (TaskDefinition, LaunchPlan, JobSummary?) -> Void)? = nil
+    onFinish: (@Sendable (TaskDefinition, LaunchPlan, RunSummary?) -> Void)? = nil
   ) {
     self.config = config
     self.store = store
@@ -101,7 +101,7 @@ public struct TaskRunner: Sendable {
     }
     let plan = LaunchPlan(task: task, config: config, conditions: background.conditions)
     guard !plan.sources.isEmpty else {
-      onFinish?(task, plan, JobSummary())
+      onFinish?(task, plan, RunSummary())
       return
     }
     let job = Job(config: config, store: store, transport: transport)

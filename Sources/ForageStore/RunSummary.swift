@@ -1,0 +1,151 @@
+import Foundation
+
+/// How a launch of a job ended.
+public enum RunOutcome: String, Sendable, Hashable, Codable, CaseIterable {
+  /// Still running (a progress report), or its process died before it
+  /// could say.
+  case running
+  /// Every source was crawled as far as its scope allows.
+  case completed
+  /// The budget ran out; the next launch continues where this one stopped.
+  case budget
+  /// Stopped on request (a signal) before the budget ran out; the next
+  /// launch continues.
+  case interrupted
+  /// The job failed (a store error); what it committed is kept.
+  case failed
+}
+
+/// What one launch of a job did: the engine reports it as the job runs and
+/// when it ends, and the store keeps it with the run.
+///
+///     let summary = try await job.run(budget: .seconds(30))
+///     print(summary)   // pages fetched, records new/changed, stopped by budget?
+///     if summary.outcome == .budget { … }   // the next launch continues
+public struct RunSummary: Sendable, Hashable {
+  /// How the launch ended (`.running` while it runs).
+  public var outcome: RunOutcome = .running
+  /// When the launch ended; nil while it runs.
+  public var finishedAt: Date?
+  /// Pages fetched successfully (2xx) and processed.
+  public var pagesFetched = 0
+  /// Pages answered with 304 Not Modified.
+  public var pagesNotModified = 0
+  /// Pages not fetched again because the stored copy is younger than
+  /// `revisitAfter`.
+  public var pagesFresh = 0
+  /// Pages that failed (network errors, 4xx/5xx, robots.txt, redirected out
+  /// of scope).
+  public var pagesFailed = 0
+  /// Pages left for the next launch (budget, politeness).
+  public var pagesDeferred = 0
+  public var recordsNew = 0
+  public var recordsChanged = 0
+  public var recordsUnchanged = 0
+  /// Body bytes received.
+  public var bytes: Int64 = 0
+  /// Wall time of the launch in seconds.
+  public var seconds: Double = 0
+  /// Sources whose crawl completed in this launch.
+  public var completedSources: [String] = []
+  /// The first few problems met (failed fetches, fields that did not convert).
+  public var warnings: [String] = []
+
+  /// The most warnings kept.
+  public static let warningLimit = 20
+
+  /// An empty summary of a launch that is running.
+  public init() {}
+
+  /// An empty summary of a launch that ended with `outcome`.
+  public init(outcome: RunOutcome, finishedAt: Date? = nil) {
+    self.outcome = outcome
+    self.finishedAt = finishedAt
+  }
+
+  /// Pages processed in any way.
+  public var pages: Int { pagesFetched + pagesNotModified + pagesFresh + pagesFailed }
+
+  /// True when the budget ran out; the next launch continues.
+  public var stoppedByBudget: Bool { outcome == .budget }
+
+  /// True when a stop request (a signal) ended the launch early; the next
+  /// launch continues.
+  public var stoppedOnRequest: Bool { outcome == .interrupted }
+
+  /// Adds `message` to the warnings while there are fewer than
+  /// ``warningLimit``.
+  public mutating func warn(_ message: String) {
+    if warnings.count < Self.warningLimit { warnings.append(message) }
+  }
+}
+
+extension RunSummary: Codable {
+  private enum CodingKeys: String, CodingKey {
+    case outcome, finishedAt, pagesFetched, pagesNotModified, pagesFresh, pagesFailed, pagesDeferred
+    case recordsNew, recordsChanged, recordsUnchanged, bytes, seconds, completedSources, warnings
+    case stoppedByBudget, stoppedOnRequest
+  }
+
+  /// Reads a summary; members missing from older stores read as zero, and
+  /// an outcome this build does not know reads as `.failed`.
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    let outcome = try c.decodeIfPresent(String.self, forKey: .outcome)
+    self.outcome = outcome.map { RunOutcome(rawValue: $0) ?? .failed } ?? .running
+    finishedAt = try c.decodeIfPresent(Date.self, forKey: .finishedAt)
+    pagesFetched = try c.decodeIfPresent(Int.self, forKey: .pagesFetched) ?? 0
+    pagesNotModified = try c.decodeIfPresent(Int.self, forKey: .pagesNotModified) ?? 0
+    pagesFresh = try c.decodeIfPresent(Int.self, forKey: .pagesFresh) ?? 0
+    pagesFailed = try c.decodeIfPresent(Int.self, forKey: .pagesFailed) ?? 0
+    pagesDeferred = try c.decodeIfPresent(Int.self, forKey: .pagesDeferred) ?? 0
+    recordsNew = try c.decodeIfPresent(Int.self, forKey: .recordsNew) ?? 0
+    recordsChanged = try c.decodeIfPresent(Int.self, forKey: .recordsChanged) ?? 0
+    recordsUnchanged = try c.decodeIfPresent(Int.self, forKey: .recordsUnchanged) ?? 0
+    bytes = try c.decodeIfPresent(Int64.self, forKey: .bytes) ?? 0
+    seconds = try c.decodeIfPresent(Double.self, forKey: .seconds) ?? 0
+    completedSources = try c.decodeIfPresent([String].self, forKey: .completedSources) ?? []
+    warnings = try c.decodeIfPresent([String].self, forKey: .warnings) ?? []
+  }
+
+  /// Writes every member, and `stoppedByBudget` / `stoppedOnRequest` for
+  /// readers of `forage run --json` that test those.
+  public func encode(to encoder: any Encoder) throws {
+    var c = encoder.container(keyedBy: CodingKeys.self)
+    try c.encode(outcome.rawValue, forKey: .outcome)
+    try c.encodeIfPresent(finishedAt, forKey: .finishedAt)
+    try c.encode(pagesFetched, forKey: .pagesFetched)
+    try c.encode(pagesNotModified, forKey: .pagesNotModified)
+    try c.encode(pagesFresh, forKey: .pagesFresh)
+    try c.encode(pagesFailed, forKey: .pagesFailed)
+    try c.encode(pagesDeferred, forKey: .pagesDeferred)
+    try c.encode(recordsNew, forKey: .recordsNew)
+    try c.encode(recordsChanged, forKey: .recordsChanged)
+    try c.encode(recordsUnchanged, forKey: .recordsUnchanged)
+    try c.encode(bytes, forKey: .bytes)
+    try c.encode(seconds, forKey: .seconds)
+    try c.encode(completedSources, forKey: .completedSources)
+    try c.encode(warnings, forKey: .warnings)
+    try c.encode(stoppedByBudget, forKey: .stoppedByBudget)
+    try c.encode(stoppedOnRequest, forKey: .stoppedOnRequest)
+  }
+}
+
+extension RunSummary: CustomStringConvertible {
+  /// A few readable lines.
+  public var description: String {
+    let tenths = (seconds * 10).rounded() / 10
+    let time = tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
+    var lines = [
+      "pages: \(pagesFetched) fetched, \(pagesNotModified) not modified, \(pagesFresh) fresh, \(pagesFailed) failed, \(pagesDeferred) deferred",
+      "records: \(recordsNew) new, \(recordsChanged) changed, \(recordsUnchanged) unchanged",
+      "bytes: \(bytes), time: \(time)s"
+        + (outcome == .interrupted
+          ? ", stopped on request (the next run continues)"
+          : outcome == .budget ? ", stopped by budget (the next run continues)" : ""),
+    ]
+    if !completedSources.isEmpty { lines.append("completed: \(completedSources.joined(separator: ", "))") }
+    for w in warnings { lines.append("warning: \(w)") }
+    return lines.joined(separator: "\n")
+  }
+}
