@@ -47,15 +47,15 @@ struct DaemonCommand: Command {
 
   func run(_ out: Terminal) async -> ExitStatus {
     guard let loaded = loadConfig(config, needingTasksFor: "daemon", out) else { return .badInput }
-    let location = storeLocation(option: store, config: loaded, configPath: config)
+    let location = store ?? Engine.storeLocation(for: loaded, configPath: config)
     let opened: any Store
-    do { opened = try openStore(location) } catch {
+    do { opened = try Engine.openStore(location) } catch {
       out.error("forage daemon", error)
       return .badInput
     }
     let json = self.json
     let log = SchedulerLog { out.error("forage: \($0)") }
-    let runner = TaskRunner(config: loaded, store: opened, transport: defaultTransport(), log: log) { task, plan, summary in
+    let runner = TaskRunner(config: loaded, store: opened, transport: Engine.defaultTransport(), log: log) { task, plan, summary in
       for (source, why) in plan.waiting.sorted(by: { $0.key < $1.key }) {
         out.error("\(task.id): \(source) waits: \(why)")
       }
@@ -140,9 +140,10 @@ struct DaemonCommand: Command {
 }
 
 /// A JSON object line with `extra` members followed by the summary's.
-func jsonLine(_ extra: [String: String], _ summary: JobSummary) -> String {
+func jsonLine(_ extra: [String: String], _ summary: RunSummary) -> String {
   let encoder = JSONEncoder()
   encoder.outputFormatting = [.sortedKeys]
+  encoder.dateEncodingStrategy = .iso8601
   guard let data = try? encoder.encode(summary),
         case .object(var members)? = try? JSONValue.parse(Array(data)) else { return "{}" }
   members.insert(contentsOf: extra.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) }, at: 0)

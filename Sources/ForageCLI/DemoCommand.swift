@@ -76,14 +76,14 @@ struct DemoCommand: Command {
       while true { try? await Task.sleep(for: .seconds(3600)) }
     }
     let opened: any Store
-    do { opened = try openStore(store) } catch {
+    do { opened = try Engine.openStore(store) } catch {
       out.error("forage demo", error)
       return .badInput
     }
     if !json { out.error("Crawling the demo shop at \(server.baseURL)/ into \(store)...") }
     let throttle = ProgressThrottle(out)
     do {
-      let summary = try await Job(config: config, store: opened, transport: defaultTransport())
+      let summary = try await Job(config: config, store: opened, transport: Engine.defaultTransport())
         .run(task: "demo.refresh", budget: budget, progress: { throttle.update($0) })
       out.clearProgress()
       if json {

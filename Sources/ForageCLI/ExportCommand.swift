@@ -55,25 +55,10 @@ struct ExportCommand: Command {
         return .badInput
       }
     }
-    let opened: any Store
-    do { opened = try openStore(store) } catch {
+    let engine: Engine
+    do { engine = Engine(config: ForageConfig(sources: []), store: try Engine.openStore(store)) } catch {
       out.error("forage export", error)
       return .badInput
-    }
-    if let source {
-      do {
-        let known = try await opened.sourceNames()
-        guard known.contains(source) else {
-          let hint = Spelling.closest(to: source, in: known).map { " (did you mean \"\($0)\"?)" } ?? ""
-          let list = known.isEmpty ? "it holds no sources yet" : "it holds \(known.joined(separator: ", "))"
-          out.error("forage export: the store \(store) has no source \"\(source)\"\(hint); \(list)")
-          try? await opened.close()
-          return .badInput
-        }
-      } catch {
-        out.error("forage export", error)
-        return .jobFailed
-      }
     }
     // With --out, the records go to a new file beside the target that
     // replaces it only when complete: a failed export leaves the previous
@@ -81,11 +66,12 @@ struct ExportCommand: Command {
     var writer: OutputFile.Writer?
     do { writer = try output?.open() } catch {
       out.error("forage export", error)
+      try? await engine.close()
       return .badInput
     }
     do {
       var buffer = ""
-      let count = try await Exporter(store: opened).export(format: format, source: source) { chunk in
+      let count = try await engine.export(format: format, source: source) { chunk in
         buffer += chunk
         if buffer.utf8.count > 1 << 16 {
           if let writer { try writer.write(buffer) } else { out.write(1, buffer) }
@@ -97,10 +83,16 @@ struct ExportCommand: Command {
         try writer.commit()
         out.error("wrote \(count) records to \(output.path)")
       }
-      try? await opened.close()
+      try? await engine.close()
       return .ok
+    } catch let error as EngineError {
+      // An unknown --source: nothing was written.
+      out.error("forage export", error)
+      try? await engine.close()
+      return .badInput
     } catch {
       out.error("forage export", error)
+      try? await engine.close()
       return .jobFailed
     }
   }

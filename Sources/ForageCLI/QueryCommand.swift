@@ -1,4 +1,5 @@
 import Foundation
+import Forage
 import ForageHTML
 import ForageHTTP
 import ForageURL
@@ -72,7 +73,7 @@ struct QueryCommand: Command {
       var settings = FetchSettings()
       settings.robotsTxt = false
       settings.perHostDelay = .zero
-      let fetcher = Fetcher(transport: defaultTransport(), settings: settings)
+      let fetcher = Fetcher(transport: Engine.defaultTransport(), settings: settings)
       switch await fetcher.fetch(url) {
       case .fetched(let response):
         if !(200..<300).contains(response.status) {

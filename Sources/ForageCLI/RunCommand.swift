@@ -58,23 +58,19 @@ struct RunCommand: Command {
 
   func run(_ out: Terminal) async -> ExitStatus {
     guard let loaded = loadConfig(config, out) else { return .badInput }
-    var names: [String]? = sources.isEmpty ? nil : sources
-    var taskBudget: Duration?
-    if let task {
-      guard let t = loaded.task(withID: task) else {
-        let known = loaded.tasks.map(\.id).joined(separator: ", ")
-        out.error("forage run: no task \"\(task)\" in \(config)\(known.isEmpty ? "" : " (tasks: \(known))")")
-        return .badInput
-      }
-      names = t.sources
-      taskBudget = t.budget
-    }
-    let store: any Store
-    do { store = try openStore(storeLocation(option: self.store, config: loaded, configPath: config)) } catch {
+    // Bad names are refused before the store is opened: nothing is written.
+    do { _ = try loaded.launch(task: task, sources: sources.isEmpty ? nil : sources, budget: budget, configName: config) } catch {
       out.error("forage run", error)
       return .badInput
     }
-    let job = Job(config: loaded, store: store, transport: defaultTransport())
+    let engine: Engine
+    do {
+      let location = store ?? Engine.storeLocation(for: loaded, configPath: config)
+      engine = Engine(config: loaded, store: try Engine.openStore(location), configName: config)
+    } catch {
+      out.error("forage run", error)
+      return .badInput
+    }
     let throttle = ProgressThrottle(out)
     // SIGINT/SIGTERM stop the launch as its budget would (in-flight fetches
     // get the grace, everything done is committed, the summary is printed);
@@ -92,17 +88,20 @@ struct RunCommand: Command {
     }
     defer { signals.cancel() }
     do {
-      let summary = try await job.run(
-        sources: names, task: task ?? "run", budget: budget ?? taskBudget ?? Defaults.runBudget, stop: stop,
+      let summary = try await engine.run(
+        task: task, sources: sources.isEmpty ? nil : sources, budget: budget, stop: stop,
         progress: { throttle.update($0) })
       out.clearProgress()
       out.print(json ? jsonText(summary) : summary.description)
-      do { try await store.close() } catch { out.error("forage run", error) }
+      do { try await engine.close() } catch { out.error("forage run", error) }
       if let signal = received.signal { return .signal(signal) }
       let nothingWorked = summary.pagesFailed > 0 && summary.pagesFetched + summary.pagesNotModified + summary.pagesFresh == 0
       return nothingWorked ? .jobFailed : .ok
     } catch let error as ConfigError {
       out.error("\(error)")
+      return .badInput
+    } catch let error as EngineError {
+      out.error("forage run", error)
       return .badInput
     } catch {
       out.error("forage run", error)

@@ -4,18 +4,6 @@ import ForageHTTP
 import ForageStore
 import ForageSupport
 
-/// Opens the store named by `--store` or the config: a SQLite path, or a
-/// `postgres://` URL (not available yet).
-///
-/// - Throws: `UsageError` for a PostgreSQL URL; the store's own error
-///   otherwise (its description for a person, its detail under `--verbose`).
-func openStore(_ location: String) throws -> any Store {
-  if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
-    throw UsageError("PostgreSQL stores are not available in this version; use a SQLite path")
-  }
-  return try SQLiteStore(path: location)
-}
-
 /// Loads the config at `path`, printing its problems when it is invalid.
 ///
 /// - Parameter command: the command that needs a "tasks" array, if any
@@ -33,25 +21,6 @@ func loadConfig(_ path: String, needingTasksFor command: String? = nil, _ out: T
   return loaded
 }
 
-/// The store location for a config: `--store`, else the config's `store`
-/// (relative to the config file's folder), else `forage.sqlite` beside it.
-func storeLocation(option: String?, config: ForageConfig, configPath: String) -> String {
-  if let option { return option }
-  let name = config.store ?? Defaults.storePath
-  if name.hasPrefix("/") || name.contains("://") { return name }
-  let folder = (configPath as NSString).deletingLastPathComponent
-  return folder.isEmpty ? name : (folder as NSString).appendingPathComponent(name)
-}
-
-/// The platform's default transport.
-func defaultTransport() -> any Transport {
-  #if os(Linux)
-  return CurlTransport()
-  #else
-  return URLSessionTransport()
-  #endif
-}
-
 /// Parses a `--budget` value.
 func parseBudget(_ text: String?) throws(UsageError) -> Duration? {
   guard let text else { return nil }
@@ -67,7 +36,7 @@ func parseBudget(_ text: String?) throws(UsageError) -> Duration? {
 }
 
 /// A line of running totals for the progress display.
-func progressLine(_ s: JobSummary) -> String {
+func progressLine(_ s: RunSummary) -> String {
   "pages \(s.pages) (\(s.pagesFetched) fetched, \(s.pagesFailed) failed) · records \(s.recordsNew) new, \(s.recordsChanged) changed · \(s.bytes / 1024) KiB"
 }
 
@@ -75,6 +44,7 @@ func progressLine(_ s: JobSummary) -> String {
 func jsonText<T: Encodable>(_ value: T) -> String {
   let encoder = JSONEncoder()
   encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+  encoder.dateEncodingStrategy = .iso8601
   guard let data = try? encoder.encode(value) else { return "{}" }
   return String(decoding: data, as: UTF8.self)
 }
@@ -88,7 +58,7 @@ final class ProgressThrottle: Sendable {
 
   init(_ out: Terminal) { self.out = out }
 
-  func update(_ s: JobSummary) {
+  func update(_ s: RunSummary) {
     last.withLock { last in
       let now = ContinuousClock.now
       guard now - last >= .milliseconds(100) else { return }

@@ -71,10 +71,10 @@ struct SimulateCommand: Command {
       out.error("forage simulate", error)
       return .badInput
     }
-    let location = storeLocation(option: store, config: loaded, configPath: config)
+    let location = store ?? Engine.storeLocation(for: loaded, configPath: config)
     let opened: (any Store)?
     if live || FileManager.default.fileExists(atPath: location) {
-      do { opened = try openStore(location) } catch {
+      do { opened = try Engine.openStore(location) } catch {
         out.error("forage simulate", error)
         return .badInput
       }
@@ -83,7 +83,7 @@ struct SimulateCommand: Command {
     }
 
     let log = SchedulerLog { out.error("forage: \($0)") }
-    let runner = opened.map { TaskRunner(config: loaded, store: $0, transport: defaultTransport(), log: log) }
+    let runner = opened.map { TaskRunner(config: loaded, store: $0, transport: Engine.defaultTransport(), log: log) }
     let scheduler = SimulatedScheduler(
       device: device, policy: TaskRunner.policy(SchedulingPolicy(), for: loaded),
       seed: seed, permittedIdentifiers: loaded.tasks.map(\.id), log: .silent)
@@ -148,8 +148,8 @@ enum SimulationPlan {
     var out: [String: DurationDistribution] = [:]
     for task in tasks {
       let seconds = runs.filter { $0.task == task.id }.prefix(50).compactMap { run -> Double? in
-        guard let s = run.summary else { return nil }
-        return s.finishedAt.timeIntervalSince(run.startedAt)
+        guard let finished = run.summary?.finishedAt else { return nil }
+        return finished.timeIntervalSince(run.startedAt)
       }.sorted()
       guard !seconds.isEmpty else { continue }
       let median = seconds[seconds.count / 2]

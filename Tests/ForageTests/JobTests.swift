@@ -39,7 +39,7 @@ func shopConfig(
     defer { server.stop() }
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    let job = Job(config: shopConfig(server.baseURL), store: store, transport: CurlTransport())
+    let job = Job(config: shopConfig(server.baseURL), store: store, transport: Engine.defaultTransport())
     let summary = try await job.run(budget: .seconds(60))
 
     #expect(!summary.stoppedByBudget)
@@ -75,7 +75,7 @@ func shopConfig(
     var budget: Duration = .milliseconds(900)
     while launches < 60 {
       launches += 1
-      let summary = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: budget)
+      let summary = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: budget)
       if summary.stoppedByBudget { stoppedOnce = true } else { break }
       budget = .milliseconds(900)
     }
@@ -93,9 +93,9 @@ func shopConfig(
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
     let config = shopConfig(server.baseURL)
-    let first = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(60))
+    let first = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(60))
     #expect(first.recordsNew == 25)
-    let second = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(60))
+    let second = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(60))
     #expect(second.completedSources == ["catalog"])
     #expect(second.recordsNew == 0)
     #expect(second.recordsChanged == 0)
@@ -112,13 +112,13 @@ func shopConfig(
     for _ in 0..<2 {
       // Each launch opens the store anew, as a new process would.
       let store = try SQLiteStore(path: dir.file("s.sqlite"))
-      let summary = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(60))
+      let summary = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(60))
       #expect(summary.completedSources == ["catalog"])
     }
     #expect(server.requestCount(path: "/robots.txt") == 1)
     #expect(server.requestCount(path: "/private/staff") == 0)
     let kept = try await SQLiteStore(path: dir.file("s.sqlite")).robotsFile(origin: try #require(WebURL(server.baseURL)).origin)
-    #expect(kept?.verdict == "rules")
+    #expect(kept?.verdict == .rules)
   }
 
   @Test func test_revisitAfter_skipsFreshPagesButFollowsTheirLinks() async throws {
@@ -128,9 +128,9 @@ func shopConfig(
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
     let config = shopConfig(server.baseURL, revisitAfter: .seconds(3600))
-    _ = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(60))
+    _ = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(60))
     server.clearRequests()
-    let second = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(60))
+    let second = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(60))
     #expect(second.completedSources == ["catalog"])
     #expect(second.pagesFetched == 0)
     #expect(second.pagesFresh > 25)
@@ -154,12 +154,12 @@ func shopConfig(
     let config = ForageConfig(fetch: fetch, sources: [
       Source(name: "item", url: server.url("/item"), extract: ["name": "h1", "price": .css(".price", as: .number)])
     ])
-    let a = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    let a = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(30))
     #expect(a.recordsNew == 1)
-    let b = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    let b = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(30))
     #expect(b.recordsUnchanged == 1)
     price.withLock { $0 = 12 }
-    let c = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    let c = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(30))
     #expect(c.recordsChanged == 1)
     let changes = try await store.changes(source: "item", afterID: 0, limit: 10)
     #expect(changes.count == 2)
@@ -189,7 +189,7 @@ func shopConfig(
         ],
         items: "/data/items", key: ["id"])
     ])
-    let s = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    let s = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(30))
     #expect(s.recordsNew == 2)
     let records = try await allRecords(store)
     #expect(records.map(\.key) == ["1", "2"])
@@ -210,19 +210,21 @@ func shopConfig(
     let config = ForageConfig(fetch: fetch, sources: [
       Source(name: "s", urls: [server.url("/ok"), server.url("/missing")], extract: ["h": "h1"])
     ])
-    let s = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    let s = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(30))
     #expect(s.pagesFetched == 1)
     #expect(s.pagesFailed == 1)
     #expect(s.recordsNew == 1)
     #expect(s.warnings.contains { $0.contains("/missing") && $0.contains("404") })
   }
 
-  @Test func test_unknownSourceName_isAConfigError() async throws {
+  @Test func test_unknownSourceName_isAnEngineError() async throws {
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
     let config = ForageConfig(sources: [Source(name: "prices", url: "http://127.0.0.1:9/")])
-    await #expect(throws: ConfigError.self) {
-      _ = try await Job(config: config, store: store, transport: CurlTransport()).run(sources: ["price"], budget: .seconds(1))
+    await #expect {
+      _ = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(sources: ["price"], budget: .seconds(1))
+    } throws: { error in
+      (error as? EngineError)?.kind == .unknownSource && "\(error)".contains("did you mean \"prices\"?")
     }
   }
 }
@@ -237,9 +239,9 @@ func shopConfig(
     var fetch = FetchSettings()
     fetch.robotsTxt = false
     let config = ForageConfig(fetch: fetch, sources: [Source(name: "c", url: server.url(path), extract: ["t": "title"])])
-    let first = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    let first = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(30))
     #expect(first.pagesFetched == 1)
-    let second = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    let second = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(30))
     #expect(second.pagesNotModified == 1)
     #expect(second.pagesFetched == 0)
     #expect(second.bytes == 0)
@@ -265,7 +267,7 @@ func shopConfig(
     let config = ForageConfig(fetch: fetch, sources: [
       Source(name: "s", url: server.url("/"), extract: ["t": "h1"], match: "h1", crawl: CrawlScope(include: ["/item/"]))
     ])
-    let s = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    let s = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(30))
     #expect(s.recordsNew == 1)
     #expect(try await allRecords(store).map(\.key) == [server.url("/item/1")])
     #expect(server.requestCount(path: "/about") == 0)
@@ -289,7 +291,7 @@ func shopConfig(
     let held = try await store.claim(crawl: crawl.id, limit: 1, owner: "other", leaseUntil: Date() + 3600, now: Date())
     #expect(held.map(\.url) == [server.url("/a")])
 
-    let s = try await Job(config: config, store: store, transport: CurlTransport())
+    let s = try await Job(config: config, store: store, transport: Engine.defaultTransport())
       .run(budget: .seconds(30), recoveringClaims: false)
     #expect(s.pagesFetched == 1)
     #expect(server.requestCount(path: "/a") == 0)
@@ -316,7 +318,7 @@ func shopConfig(
     let config = ForageConfig(fetch: fetch, sources: [
       Source(name: "s", url: server.url("/"), extract: ["t": "h1"], match: "h1", crawl: CrawlScope(revisitAfter: .zero))
     ])
-    let job = Task { try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(60)) }
+    let job = Task { try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(60)) }
     // Some records are stored while the crawl (about 2 s) is still going.
     var seenPartial = false
     while !seenPartial {

@@ -45,7 +45,7 @@ import ForageTestSupport
     defer { a.stop(); b.stop() }
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    let summary = try await Job(config: try config(a), store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    let summary = try await Job(config: try config(a), store: store, transport: Engine.defaultTransport()).run(budget: .seconds(30))
     #expect(summary.pagesFailed == 0)
     #expect(b.requestCount(path: "/landing") == 1)
     #expect(b.requestCount(path: "/linked") == 1)
@@ -64,7 +64,7 @@ import ForageTestSupport
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
     let config = try config(a, secretOrigins: [b.url("/")])
-    _ = try await Job(config: config, store: store, transport: CurlTransport()).run(budget: .seconds(30))
+    _ = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(30))
     #expect(b.requests.count == 2)
     for r in b.requests { #expect(r.header("X-Api-Key") == "s3cret-value", "\(r.target)") }
   }

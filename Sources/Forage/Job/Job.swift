@@ -52,24 +52,17 @@ public final class Job: Sendable {
   ///
   /// Cancelling the calling task stops the job as its deadline would: no
   /// new requests, in-flight ones cancelled, everything done so far committed.
-  /// - Throws: `ConfigError` for an unknown source name or a source that
-  ///   does not compile; store errors. Fetch failures are not thrown: they
+  /// - Throws: `EngineError.unknownSource` for an unknown source name;
+  ///   `ConfigError` for a source that does not compile; store errors. Fetch failures are not thrown: they
   ///   are counted in the summary and retried on later launches.
   public func run(
     sources names: [String]? = nil, task: String = "run", budget: Duration, concurrencyLimit: Int? = nil,
-    recoveringClaims: Bool = true, stop: StopRequest? = nil, progress: (@Sendable (JobSummary) -> Void)? = nil
-  ) async throws -> JobSummary {
+    recoveringClaims: Bool = true, stop: StopRequest? = nil, progress: (@Sendable (RunSummary) -> Void)? = nil
+  ) async throws -> RunSummary {
     let clock = ContinuousClock()
     let started = clock.now
     let deadline = started + budget
-    var selected: [Source] = []
-    for name in names ?? config.sources.map(\.name) {
-      guard let s = config.source(named: name) else {
-        let hint = ConfigReader.closest(to: name, in: config.sources.map(\.name)).map { " (did you mean \"\($0)\"?)" } ?? ""
-        throw ConfigError(file: "<arguments>", problems: [ConfigProblem(path: "--source", message: "no source named \"\(name)\"\(hint)")])
-      }
-      selected.append(s)
-    }
+    var selected = try config.sources(named: names)
     // Critical sources first, so a short budget serves them.
     selected.sort { $0.critical && !$1.critical }
     let compiled = try selected.map { s throws(ConfigError) in try CompiledSource(s, canonicalizer: canonicalizer) }
@@ -79,7 +72,7 @@ public final class Job: Sendable {
     if recoveringClaims { try await store.releaseClaims(owner: nil) }
     let runID = try await store.beginRun(task: task, sources: selected.map(\.name), startedAt: Date())
 
-    var summary = JobSummary()
+    var summary = RunSummary()
     if budget <= Defaults.stopMargin {
       summary.warn(
         "the budget (\(Units.format(budget))) is not longer than the stop margin (\(Units.format(Defaults.stopMargin))): "
@@ -88,11 +81,11 @@ public final class Job: Sendable {
     do {
       for source in compiled {
         if stop?.isRequested == true {
-          summary.stoppedOnRequest = true
+          summary.outcome = .interrupted
           break
         }
         if clock.now >= deadline - Defaults.stopMargin || Task.isCancelled {
-          summary.stoppedByBudget = true
+          summary.outcome = .budget
           break
         }
         try await crawl(
@@ -100,16 +93,17 @@ public final class Job: Sendable {
           progress: progress)
       }
     } catch {
-      var failed = RunSummary(finishedAt: Date(), outcome: "failed")
-      failed.apply(summary)
+      var failed = summary
+      failed.outcome = .failed
+      failed.finishedAt = Date()
+      failed.seconds = (clock.now - started).seconds
       try? await store.finishRun(runID, summary: failed)
       throw error
     }
     summary.seconds = (clock.now - started).seconds
-    let outcome = summary.stoppedOnRequest ? "interrupted" : summary.stoppedByBudget ? "budget" : "completed"
-    var record = RunSummary(finishedAt: Date(), outcome: outcome)
-    record.apply(summary)
-    try await store.finishRun(runID, summary: record)
+    if summary.outcome == .running { summary.outcome = .completed }
+    summary.finishedAt = Date()
+    try await store.finishRun(runID, summary: summary)
     return summary
   }
 
@@ -117,7 +111,7 @@ public final class Job: Sendable {
 
   func crawl(
     _ source: CompiledSource, run: Int64, deadline: ContinuousClock.Instant, concurrencyLimit: Int?,
-    stop: StopRequest?, summary: inout JobSummary, progress: (@Sendable (JobSummary) -> Void)?
+    stop: StopRequest?, summary: inout RunSummary, progress: (@Sendable (RunSummary) -> Void)?
   ) async throws {
     let clock = ContinuousClock()
     let s = source.source
@@ -251,11 +245,11 @@ public final class Job: Sendable {
         }
       }
       group.cancelAll()
-      if stoppedOnRequest { summary.stoppedOnRequest = true }
+      if stoppedOnRequest { summary.outcome = .interrupted }
     }
 
     if stopping {
-      if !summary.stoppedOnRequest { summary.stoppedByBudget = true }
+      if summary.outcome != .interrupted { summary.outcome = .budget }
       try await store.releaseClaims(owner: owner)
     } else if try await store.completeCrawlIfExhausted(crawl.id, now: Date()) {
       summary.completedSources.append(s.name)
@@ -263,18 +257,5 @@ public final class Job: Sendable {
       // Entries claimed by another process, or failures waiting for a retry.
       try await store.releaseClaims(owner: owner)
     }
-  }
-}
-
-extension RunSummary {
-  mutating func apply(_ s: JobSummary) {
-    pagesFetched = s.pagesFetched
-    pagesNotModified = s.pagesNotModified + s.pagesFresh
-    pagesFailed = s.pagesFailed
-    pagesDeferred = s.pagesDeferred
-    recordsNew = s.recordsNew
-    recordsChanged = s.recordsChanged
-    recordsUnchanged = s.recordsUnchanged
-    bytes = s.bytes
   }
 }

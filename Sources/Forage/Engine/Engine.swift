@@ -1,0 +1,196 @@
+import Foundation
+import ForageHTTP
+import ForageStore
+
+/// Forage in one value: a config, the store it keeps, and the transport it
+/// fetches through, with what a front end does with them (a command line,
+/// an app's background task, a test) in one call each.
+///
+///     let engine = try Engine.open(configPath: "forage.json")
+///     let summary = try await engine.run(task: "com.example.refresh")
+///     print(summary)
+///     try await engine.close()
+///
+/// The engine never prints: it returns values, calls the `progress` closures
+/// it is given, and throws errors whose description is a sentence for a
+/// person (`ConfigError`, `EngineError`, `StoreError`).
+public struct Engine: Sendable {
+  /// The config the engine runs.
+  public let config: ForageConfig
+  /// The store it fills.
+  public let store: any Store
+  /// How it fetches: ``defaultTransport()`` unless a caller chose one.
+  public let transport: any Transport
+  /// How messages name the config (its file's path).
+  public let configName: String
+
+  /// Creates an engine over an open store.
+  ///
+  /// - Parameters:
+  ///   - transport: nil for the platform's default (``defaultTransport()``).
+  ///   - configName: how messages name the config, e.g. its file's path.
+  public init(
+    config: ForageConfig, store: any Store, transport: (any Transport)? = nil, configName: String = "the config"
+  ) {
+    self.config = config
+    self.store = store
+    self.transport = transport ?? Engine.defaultTransport()
+    self.configName = configName
+  }
+
+  /// Loads the config at `configPath` and opens its store.
+  ///
+  /// - Parameter store: a store location that replaces the config's (a
+  ///   SQLite path); nil for ``storeLocation(for:configPath:)``.
+  /// - Throws: `ConfigError` for a config that cannot be read or is invalid
+  ///   (nothing is written then); `EngineError` or `StoreError` when the store
+  ///   cannot be opened.
+  public static func open(configPath: String, store: String? = nil, transport: (any Transport)? = nil) throws
+    -> Engine
+  {
+    let config = try ForageConfig.load(path: configPath)
+    let location = store ?? storeLocation(for: config, configPath: configPath)
+    return Engine(config: config, store: try openStore(location), transport: transport, configName: configPath)
+  }
+
+  /// The platform's transport: libcurl on Linux (an order of magnitude faster
+  /// than FoundationNetworking there), URLSession on Apple platforms.
+  public static func defaultTransport() -> any Transport {
+    #if os(Linux)
+    return CurlTransport()
+    #else
+    return URLSessionTransport()
+    #endif
+  }
+
+  /// Where a config's store is: its `store` (relative to the config file's
+  /// folder), else `forage.sqlite` beside the config.
+  public static func storeLocation(for config: ForageConfig, configPath: String) -> String {
+    let name = config.store ?? Defaults.storePath
+    if name.hasPrefix("/") || name.contains("://") { return name }
+    let folder = (configPath as NSString).deletingLastPathComponent
+    return folder.isEmpty ? name : (folder as NSString).appendingPathComponent(name)
+  }
+
+  /// Opens the store at `location`: a SQLite path (created if needed; its
+  /// folder must exist).
+  ///
+  /// - Throws: `EngineError.unsupportedStore` for a `postgres://` URL (not
+  ///   in this build yet); `StoreError` when the file cannot be opened or
+  ///   belongs to another program.
+  public static func openStore(_ location: String) throws -> any Store {
+    if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
+      throw EngineError(
+        .unsupportedStore, "PostgreSQL stores are not available in this version; use a SQLite path")
+    }
+    return try SQLiteStore(path: location)
+  }
+
+  // MARK: Running
+
+  /// Runs one launch now: a task's sources within its budget, or the named
+  /// sources (all when nil).
+  ///
+  ///     let summary = try await engine.run(sources: ["prices"], budget: .seconds(30))
+  ///
+  /// - Parameters:
+  ///   - task: a task of the config; its sources and budget are used.
+  ///   - budget: replaces the task's budget (default: the task's, else
+  ///     ``Defaults/runBudget``).
+  ///   - stop: stops the launch early the way its budget would.
+  ///   - progress: called after each commit with the running totals.
+  /// - Throws: `EngineError.unknownTask`; `ConfigError` for an unknown source
+  ///   name; store errors. Fetch failures are counted, not thrown.
+  public func run(
+    task: String? = nil, sources: [String]? = nil, budget: Duration? = nil, stop: StopRequest? = nil,
+    progress: (@Sendable (RunSummary) -> Void)? = nil
+  ) async throws -> RunSummary {
+    let launch = try config.launch(task: task, sources: sources, budget: budget, configName: configName)
+    let job = Job(config: config, store: store, transport: transport)
+    return try await job.run(
+      sources: launch.sources, task: launch.task, budget: launch.budget, stop: stop, progress: progress)
+  }
+
+  // MARK: Export
+
+  /// Writes the stored records (all, or one source's) as JSON Lines or CSV,
+  /// a chunk of text at a time; returns how many records were written.
+  ///
+  /// - Throws: `EngineError.unknownSource` when the store holds no such
+  ///   source (nothing is written); store errors.
+  @discardableResult
+  public func export(format: Exporter.Format, source: String? = nil, write: (String) throws -> Void) async throws
+    -> Int
+  {
+    if let source {
+      let known = try await store.sourceNames()
+      guard known.contains(source) else {
+        let hint = Spelling.closest(to: source, in: known).map { " (did you mean \"\($0)\"?)" } ?? ""
+        let list = known.isEmpty ? "it holds no sources yet" : "it holds \(known.joined(separator: ", "))"
+        throw EngineError(.unknownSource, "the store has no source \"\(source)\"\(hint); \(list)")
+      }
+    }
+    return try await Exporter(store: store).export(format: format, source: source, write: write)
+  }
+
+  /// Closes the store: everything is written to its file (see
+  /// `Store.close()`). The engine cannot be used afterwards.
+  public func close() async throws {
+    try await store.close()
+  }
+}
+
+/// What one launch runs, resolved from a task or source names.
+public struct Launch: Sendable, Hashable {
+  /// The task identifier recorded with the run (`run` without a task).
+  public var task: String
+  /// The sources, in the order asked; nil for every source.
+  public var sources: [String]?
+  /// The time the launch may take.
+  public var budget: Duration
+}
+
+extension ForageConfig {
+  /// Resolves what a launch runs: a task's sources and budget, or the named
+  /// sources (all when nil), checking every name first, so that a front end
+  /// can refuse bad input before it opens or writes anything.
+  ///
+  /// - Parameter configName: how messages name the config.
+  /// - Throws: `EngineError` of kind `.unknownTask` or `.unknownSource`,
+  ///   with the closest name.
+  public func launch(task: String?, sources: [String]?, budget: Duration?, configName: String = "the config")
+    throws(EngineError) -> Launch
+  {
+    var names = sources
+    var taskBudget: Duration?
+    if let task {
+      guard let definition = self.task(withID: task) else {
+        let known = tasks.map(\.id)
+        let hint = Spelling.closest(to: task, in: known).map { " (did you mean \"\($0)\"?)" }
+          ?? (known.isEmpty ? "; it has no tasks" : " (tasks: \(known.joined(separator: ", ")))")
+        throw EngineError(.unknownTask, "no task \"\(task)\" in \(configName)\(hint)")
+      }
+      names = definition.sources
+      taskBudget = definition.budget
+    }
+    _ = try self.sources(named: names, configName: configName)
+    return Launch(task: task ?? "run", sources: names, budget: budget ?? taskBudget ?? Defaults.runBudget)
+  }
+
+  /// The sources named (every source when nil), in that order.
+  ///
+  /// - Throws: `EngineError.unknownSource` naming the first unknown name and
+  ///   the closest known one.
+  public func sources(named names: [String]?, configName: String = "the config") throws(EngineError) -> [Source] {
+    guard let names else { return sources }
+    var found: [Source] = []
+    for name in names {
+      guard let source = source(named: name) else {
+        let hint = Spelling.closest(to: name, in: sources.map(\.name)).map { " (did you mean \"\($0)\"?)" } ?? ""
+        throw EngineError(.unknownSource, "no source \"\(name)\" in \(configName)\(hint)")
+      }
+      found.append(source)
+    }
+    return found
+  }
+}

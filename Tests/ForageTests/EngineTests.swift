@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import ForageStore
+import ForageTestSupport
+@testable import Forage
+
+/// The engine facade: what every front end calls.
+@Suite struct EngineTests {
+  static let config = ForageConfig(
+    tasks: [TaskDefinition(id: "com.example.refresh", kind: .appRefresh, budget: .seconds(20), sources: ["prices"])],
+    sources: [
+      Source(name: "prices", url: "http://127.0.0.1:9/", extract: ["t": "h1"]),
+      Source(name: "news", url: "http://127.0.0.1:9/news", extract: ["t": "h1"]),
+    ])
+
+  @Test func test_launch_resolvesATask_orSources_andTheBudget() throws {
+    let task = try Self.config.launch(task: "com.example.refresh", sources: nil, budget: nil)
+    #expect(task == Launch(task: "com.example.refresh", sources: ["prices"], budget: .seconds(20)))
+    let named = try Self.config.launch(task: nil, sources: ["news"], budget: .seconds(5))
+    #expect(named == Launch(task: "run", sources: ["news"], budget: .seconds(5)))
+    let all = try Self.config.launch(task: nil, sources: nil, budget: nil)
+    #expect(all.sources == nil && all.budget == Defaults.runBudget)
+  }
+
+  @Test func test_launch_unknownNames_areEngineErrors_withTheClosestName() {
+    #expect {
+      _ = try Self.config.launch(task: "com.example.refesh", sources: nil, budget: nil, configName: "f.json")
+    } throws: { error in
+      (error as? EngineError)?.kind == .unknownTask
+        && "\(error)" == "no task \"com.example.refesh\" in f.json (did you mean \"com.example.refresh\"?)"
+    }
+    #expect {
+      _ = try Self.config.launch(task: nil, sources: ["prices", "newz"], budget: nil)
+    } throws: { error in
+      (error as? EngineError)?.kind == .unknownSource && "\(error)".contains("did you mean \"news\"?")
+    }
+  }
+
+  @Test func test_storeLocation_isBesideTheConfig_unlessAbsolute() {
+    var config = Self.config
+    #expect(Engine.storeLocation(for: config, configPath: "/etc/forage/forage.json") == "/etc/forage/forage.sqlite")
+    #expect(Engine.storeLocation(for: config, configPath: "forage.json") == "forage.sqlite")
+    config.store = "data/s.sqlite"
+    #expect(Engine.storeLocation(for: config, configPath: "conf/forage.json") == "conf/data/s.sqlite")
+    config.store = "/var/lib/s.sqlite"
+    #expect(Engine.storeLocation(for: config, configPath: "conf/forage.json") == "/var/lib/s.sqlite")
+  }
+
+  @Test func test_postgresStore_isRefusedClearly() {
+    #expect {
+      _ = try Engine.openStore("postgres://db.example.com/forage")
+    } throws: { error in
+      (error as? EngineError)?.kind == .unsupportedStore && !"\(error)".contains("Error")
+    }
+  }
+
+  @Test func test_open_readsTheConfig_andOpensItsStore() async throws {
+    let dir = TemporaryDirectory()
+    let path = dir.file("forage.json")
+    try Data(Self.config.jsonText.utf8).write(to: URL(fileURLWithPath: path))
+    let engine = try Engine.open(configPath: path)
+    #expect(engine.config == Self.config)
+    #expect(FileManager.default.fileExists(atPath: dir.file("forage.sqlite")))
+    // An unknown source on export names what the store holds.
+    await #expect {
+      try await engine.export(format: .jsonl, source: "prices") { _ in }
+    } throws: { error in
+      (error as? EngineError)?.kind == .unknownSource && "\(error)".contains("it holds no sources yet")
+    }
+    try await engine.close()
+  }
+}
