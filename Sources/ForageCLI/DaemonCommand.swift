@@ -48,71 +48,42 @@ struct DaemonCommand: Command {
   func run(_ out: Terminal) async -> ExitStatus {
     guard let loaded = loadConfig(config, needingTasksFor: "daemon", out) else { return .badInput }
     let location = store ?? Engine.storeLocation(for: loaded, configPath: config)
-    let opened: any Store
-    do { opened = try Engine.openStore(location) } catch {
+    let engine: Engine
+    do { engine = Engine(config: loaded, store: try Engine.openStore(location), configName: config) } catch {
       out.error("forage daemon", error)
       return .badInput
     }
     let json = self.json
-    let log = SchedulerLog { out.error("forage: \($0)") }
-    let runner = TaskRunner(config: loaded, store: opened, transport: Engine.defaultTransport(), log: log) { task, plan, summary in
-      for (source, why) in plan.waiting.sorted(by: { $0.key < $1.key }) {
-        out.error("\(task.id): \(source) waits: \(why)")
-      }
-      guard let summary else { return out.error("\(task.id): the job failed") }
-      if json {
-        out.print(jsonLine(["task": task.id], summary))
-      } else {
-        out.error("\(task.id): \(progressLine(summary))\(summary.stoppedByBudget ? " (stopped by budget)" : "")")
-      }
-    }
-    // Pending requests are kept in the store, so a restarted daemon keeps
-    // its schedule.
-    let pending: StorePendingRequests
-    do { pending = try await StorePendingRequests(store: opened) } catch {
-      out.error("forage daemon", error)
-      return .jobFailed
-    }
-    // Earlier versions kept them in a file beside the store: read it once,
-    // into an empty store, and leave it where it is.
-    if !location.contains("://") {
-      let legacy = location + ".pending.json"
-      do {
-        if let count = try await pending.importJSONFile(at: legacy) {
-          out.error("forage daemon: imported \(count) pending request(s) from \(legacy) into the store; that file is no longer used and may be removed")
-        }
-      } catch {
-        out.error("forage daemon: \(legacy) was not imported (\(error)); tasks without a pending request are submitted anew")
-      }
-    }
     let conditions = SystemConditions(
       lowPowerMode: lowPower, backgroundRefreshStatus: refreshDenied ? .denied : .available)
-    let scheduler = SystemScheduler(
-      policy: runner.policy(.server), conditions: conditions, persistence: pending,
-      permittedIdentifiers: loaded.tasks.map(\.id))
-    do {
-      // Claims left by a killed daemon go back to the queue, once: from now
-      // on launches of different tasks run side by side.
-      try await opened.releaseClaims(owner: nil)
-    } catch {
-      out.error("forage daemon", error)
-      return .jobFailed
-    }
-    runner.register(on: scheduler)
-    scheduler.finishLaunching()
-    do { try await runner.submitAll(to: scheduler, now: Date()) } catch {
-      out.error("forage daemon", error)
-      try? await pending.flush()
-      if refreshDenied {
-        out.error("Background App Refresh is denied: no task can run. Turn it on (drop --refresh-denied).")
+    let started = SignalBox()
+    // The daemon runs until its task is cancelled (a signal); then running
+    // launches expire, get the grace, and save their place.
+    let running = Task {
+      try await engine.runDaemon(conditions: conditions) { event in
+        switch event {
+        case .importedPendingFile(let path, let count):
+          out.error("forage daemon: imported \(count) pending request(s) from \(path) into the store; that file is no longer used and may be removed")
+        case .pendingFileNotImported(let path, let reason):
+          out.error("forage daemon: \(path) was not imported (\(reason)); tasks without a pending request are submitted anew")
+        case .scheduled(let tasks):
+          _ = started.first(0)
+          out.error("forage daemon: \(tasks) task(s) scheduled; store \(location). Ctrl-C to stop.")
+        case .launchFinished(let task, let plan, let summary):
+          for (source, why) in plan.waiting.sorted(by: { $0.key < $1.key }) {
+            out.error("\(task.id): \(source) waits: \(why)")
+          }
+          guard let summary else { return out.error("\(task.id): the job failed") }
+          if json {
+            out.print(jsonLine(["task": task.id], summary))
+          } else {
+            out.error("\(task.id): \(progressLine(summary))\(summary.stoppedByBudget ? " (stopped by budget)" : "")")
+          }
+        case .message(let line):
+          out.error("forage: \(line)")
+        }
       }
-      return .badInput
     }
-    out.error("forage daemon: \(loaded.tasks.count) task(s) scheduled; store \(location). Ctrl-C to stop.")
-
-    // The scheduler runs until its task is cancelled; then it expires the
-    // running launches, gives them the grace, and returns.
-    let running = Task { await scheduler.run() }
     let received = SignalBox()
     let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal in
       if received.first(signal) {
@@ -123,19 +94,26 @@ struct DaemonCommand: Command {
         exit(128 + signal)
       }
     }
-    await running.value
-    signals.cancel()
-    // The pending requests are written behind: the last set goes in before
-    // the store closes.
-    do { try await pending.flush() } catch {
-      out.error("forage daemon: cannot save pending task requests", error)
+    var status = ExitStatus.ok
+    do { try await running.value } catch {
+      out.error("forage daemon", error)
+      // Before it started (a task the scheduler refused) it is bad input.
+      if started.signal == nil {
+        if refreshDenied {
+          out.error("Background App Refresh is denied: no task can run. Turn it on (drop --refresh-denied).")
+        }
+        status = .badInput
+      } else {
+        status = .jobFailed
+      }
     }
+    signals.cancel()
     // A clean exit leaves one complete file: the WAL is checkpointed into it.
-    do { try await opened.close() } catch {
+    do { try await engine.close() } catch {
       out.error("forage daemon", error)
       return .jobFailed
     }
-    return .ok
+    return status
   }
 }
 

@@ -81,80 +81,30 @@ struct SimulateCommand: Command {
     } else {
       opened = nil
     }
-
-    let log = SchedulerLog { out.error("forage: \($0)") }
-    let runner = opened.map { TaskRunner(config: loaded, store: $0, transport: Engine.defaultTransport(), log: log) }
-    let scheduler = SimulatedScheduler(
-      device: device, policy: TaskRunner.policy(SchedulingPolicy(), for: loaded),
-      seed: seed, permittedIdentifiers: loaded.tasks.map(\.id), log: .silent)
-    if live, let runner, let opened {
-      do { try await opened.releaseClaims(owner: nil) } catch {
-        out.error("forage simulate", error)
-        return .jobFailed
-      }
-      runner.register(on: scheduler, now: { scheduler.now })
-    } else {
-      let durations = await SimulationPlan.recordedDurations(opened, tasks: loaded.tasks)
-      for task in loaded.tasks {
-        scheduler.register(task.id, model: ModelBehavior(
-          duration: durations[task.id] ?? SimulationPlan.defaultDuration(task.kind),
-          resubmitAfter: task.every, sources: task.sources))
-      }
+    let result: SimulationResult
+    do {
+      result = try await Engine.simulate(
+        config: loaded, store: opened, profile: device, days: Double(days), seed: seed, live: live,
+        log: SchedulerLog { out.error("forage simulate: \($0)") })
+    } catch {
+      out.error("forage simulate", error)
+      try? await opened?.close()
+      return .jobFailed
     }
-    scheduler.finishLaunching()
-    // As every guide does: submit when the app enters the background, and
-    // once at the start.
-    for task in loaded.tasks {
-      let request = TaskRunner.request(for: task, earliestBeginDate: nil)
-      scheduler.submitWhenEnteringBackground(request, earliestBeginAfter: task.every, replacingPending: false)
-      do { try scheduler.submit(request) } catch {
-        out.error("forage simulate: \(task.id): \(error)")
-      }
-    }
-    await scheduler.advance(by: .seconds(days * 86_400))
-
-    let taskSources = Dictionary(uniqueKeysWithValues: loaded.tasks.map { ($0.id, $0.sources) })
-    let forecast = FreshnessForecast(trace: scheduler.trace, sources: taskSources)
     if json {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
       encoder.dateEncodingStrategy = .iso8601
       struct Output: Encodable { var profile: String; var seed: UInt64; var forecast: FreshnessForecast; var trace: Trace? }
-      let data = (try? encoder.encode(Output(profile: device.name, seed: seed, forecast: forecast, trace: trace ? scheduler.trace : nil))) ?? Data()
+      let output = Output(profile: result.profile, seed: seed, forecast: result.forecast, trace: trace ? result.trace : nil)
+      let data = (try? encoder.encode(output)) ?? Data()
       out.print(String(decoding: data, as: UTF8.self))
     } else {
-      if trace { out.print(scheduler.trace.description + "\n") }
-      out.print("Profile: \(device.name), seed \(seed)\(live ? ", live jobs" : ", model durations")")
-      out.print(forecast.description)
+      if trace { out.print(result.trace.description + "\n") }
+      out.print("Profile: \(result.profile), seed \(seed)\(live ? ", live jobs" : ", model durations")")
+      out.print(result.forecast.description)
     }
     try? await opened?.close()
     return .ok
-  }
-}
-
-/// Model-mode settings for `forage simulate`.
-enum SimulationPlan {
-  static func defaultDuration(_ kind: TaskKind) -> DurationDistribution {
-    switch kind {
-    case .appRefresh: return .logNormal(median: .seconds(10), spread: 0.5)
-    case .processing, .continuedProcessing: return .logNormal(median: .seconds(60), spread: 0.5)
-    }
-  }
-
-  /// For each task with recorded runs, a log-normal around the median
-  /// duration of its last 50 finished runs.
-  static func recordedDurations(_ store: (any Store)?, tasks: [TaskDefinition]) async -> [String: DurationDistribution] {
-    guard let store, let runs = try? await store.runs(limit: 1000) else { return [:] }
-    var out: [String: DurationDistribution] = [:]
-    for task in tasks {
-      let seconds = runs.filter { $0.task == task.id }.prefix(50).compactMap { run -> Double? in
-        guard let finished = run.summary?.finishedAt else { return nil }
-        return finished.timeIntervalSince(run.startedAt)
-      }.sorted()
-      guard !seconds.isEmpty else { continue }
-      let median = seconds[seconds.count / 2]
-      out[task.id] = .logNormal(median: .milliseconds(Int64(max(median, 0.05) * 1000)), spread: 0.5)
-    }
-    return out
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ForageScheduler
 import ForageStore
 import ForageTestSupport
 @testable import Forage
@@ -68,5 +69,16 @@ import ForageTestSupport
       (error as? EngineError)?.kind == .unknownSource && "\(error)".contains("it holds no sources yet")
     }
     try await engine.close()
+  }
+
+  @Test func test_simulate_withoutAStore_isTheModel_andTheSameSeedGivesTheSameForecast() async throws {
+    let profile = try DeviceProfile.named("commuter")
+    let a = try await Engine.simulate(config: Self.config, store: nil, profile: profile, days: 3, seed: 7)
+    let b = try await Engine.simulate(config: Self.config, store: nil, profile: profile, days: 3, seed: 7)
+    #expect(!a.live)
+    #expect(a.profile == "commuter")
+    #expect(a.forecast.description == b.forecast.description)
+    #expect(a.trace.description == b.trace.description)
+    #expect(a.trace.count(.launched) > 0)
   }
 }

@@ -1,0 +1,81 @@
+import Foundation
+import ForageScheduler
+import ForageStore
+
+/// What a running daemon reports to its front end (the engine never prints).
+public enum DaemonEvent: Sendable {
+  /// Pending requests were read from an earlier version's file beside the
+  /// store (left in place).
+  case importedPendingFile(path: String, count: Int)
+  /// That file could not be read; tasks without a pending request are
+  /// submitted anew.
+  case pendingFileNotImported(path: String, reason: String)
+  /// Every task has a pending request; the daemon is running.
+  case scheduled(tasks: Int)
+  /// A launch ended: its plan (what ran, what waited and why) and summary
+  /// (nil when the job failed).
+  case launchFinished(task: TaskDefinition, plan: LaunchPlan, summary: RunSummary?)
+  /// A line from the scheduler or the task runner (a refused resubmission).
+  case message(String)
+}
+
+extension Engine {
+  /// Runs the config's tasks under the wall clock and `conditions` until the
+  /// calling task is cancelled, as BGTaskScheduler would on a device that is
+  /// always charging: each launch first submits its next request, then runs
+  /// its sources within its budget.
+  ///
+  ///     let daemon = Task { try await engine.runDaemon { event in log(event) } }
+  ///     …
+  ///     daemon.cancel()            // running launches expire and save their place
+  ///     try await daemon.value
+  ///     try await engine.close()
+  ///
+  /// Pending requests are kept in the store, so a restarted daemon keeps its
+  /// schedule; claims left by a killed daemon go back to the queue first.
+  ///
+  /// - Parameter legacyPendingFile: an earlier version's pending-requests
+  ///   file to import into an empty store (default: `<store>.pending.json`
+  ///   for a SQLite store; nil for none).
+  /// - Throws: store errors; `SchedulerError` when a task cannot be
+  ///   submitted (not permitted, Background App Refresh denied).
+  public func runDaemon(
+    conditions: SystemConditions = SystemConditions(), legacyPendingFile: String? = nil,
+    events: @escaping @Sendable (DaemonEvent) -> Void
+  ) async throws {
+    let log = SchedulerLog { events(.message($0)) }
+    let runner = TaskRunner(config: config, store: store, transport: transport, log: log) { task, plan, summary in
+      events(.launchFinished(task: task, plan: plan, summary: summary))
+    }
+    let pending = try await StorePendingRequests(store: store)
+    let legacy = legacyPendingFile ?? (store as? SQLiteStore).flatMap { $0.path == ":memory:" ? nil : $0.path + ".pending.json" }
+    if let legacy {
+      do {
+        if let count = try await pending.importJSONFile(at: legacy) {
+          events(.importedPendingFile(path: legacy, count: count))
+        }
+      } catch {
+        events(.pendingFileNotImported(path: legacy, reason: "\(error)"))
+      }
+    }
+    let scheduler = SystemScheduler(
+      policy: runner.policy(.server), conditions: conditions, persistence: pending,
+      permittedIdentifiers: config.tasks.map(\.id), log: log)
+    // Claims left by a killed daemon go back to the queue, once: from now on
+    // launches of different tasks run side by side.
+    try await store.releaseClaims(owner: nil)
+    runner.register(on: scheduler)
+    scheduler.finishLaunching()
+    do { try await runner.submitAll(to: scheduler, now: Date()) } catch {
+      try? await pending.flush()
+      throw error
+    }
+    events(.scheduled(tasks: config.tasks.count))
+    // Runs until this task is cancelled; then it expires the running
+    // launches, gives them the grace, and returns.
+    await scheduler.run()
+    // Pending requests are written behind: the last set goes in before the
+    // caller closes the store.
+    try await pending.flush()
+  }
+}
