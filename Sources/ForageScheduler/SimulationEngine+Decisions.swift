@@ -43,10 +43,17 @@ extension SimulationEngine {
     let id = request.identifier
     let due = earliest(request)
     if now < due { return .wait(due) }
+    // This runs for every pending request after every event, so what only
+    // some rules read is worked out only for them: the running
+    // continued-processing tasks (a walk over `running`) and the battery
+    // level (the rules read it only on battery).
+    let continued = request.kind == .continuedProcessing ? runningContinued : 0
     let state = LaunchState(
-      isRunning: running[id] != nil, runningContinuedProcessing: runningContinued, isPenalized: now < penaltyUntil,
+      isRunning: running[id] != nil, runningContinuedProcessing: continued, isPenalized: now < penaltyUntil,
       isForceQuit: forceQuit, isAppInForeground: appForeground, isDeviceInUse: screenOffSince == nil || appForeground)
-    if let reason = LaunchRules.deferral(for: request, conditions: currentConditions, state: state, policy: policy) {
+    var c = conditions
+    if !c.isCharging { c.batteryLevel = batteryLevel }
+    if let reason = LaunchRules.deferral(for: request, conditions: c, state: state, policy: policy) {
       return .blocked(reason, wake: reason == .penalty ? penaltyUntil : nil)
     }
     if request.kind == .continuedProcessing { return .launch }
