@@ -1,6 +1,7 @@
 import Foundation
 import Forage
 import ForageScheduler
+import ForageSupport
 
 /// Model-mode simulation benchmark: a year of a device (default profile
 /// `commuter`) with five tasks (one app refresh, four processing), printed as
@@ -64,7 +65,7 @@ enum SimulationBenchmark {
       FileHandle.standardError.write(Data("\(error)\n".utf8))
       return 2
     }
-    let box = ResultBox()
+    let box = Locked<(times: [Double], trace: Trace)?>(nil)
     let semaphore = DispatchSemaphore(value: 0)
     let (runDays, runSeed, runs) = (days, seed, repeats)
     Task {
@@ -77,11 +78,11 @@ enum SimulationBenchmark {
         let c = elapsed.components
         times.append(Double(c.seconds) + Double(c.attoseconds) * 1e-18)
       }
-      box.set(times, last!)
+      box.withLock { $0 = (times, last!) }
       semaphore.signal()
     }
     semaphore.wait()
-    let (times, trace) = box.get()
+    let (times, trace) = box.withLock { $0! }
     let sorted = times.sorted()
     let median = sorted[sorted.count / 2]
     if printTrace { print(trace) }
@@ -95,13 +96,4 @@ enum SimulationBenchmark {
                  median, sorted[0], sorted.count, Double(days) / median))
     return 0
   }
-}
-
-/// Hands the async result to the synchronous caller.
-private final class ResultBox: @unchecked Sendable {
-  // @unchecked Sendable: written once before the semaphore is signalled, read after.
-  private var times: [Double] = []
-  private var trace = Trace(start: Date(timeIntervalSince1970: 0))
-  func set(_ t: [Double], _ tr: Trace) { times = t; trace = tr }
-  func get() -> ([Double], Trace) { (times, trace) }
 }
