@@ -5,6 +5,7 @@
 // -enable-testing. The input is a response head: each line (split after "\n",
 // as libcurl hands them over) goes to the transport's header callback
 // (`CurlEasy.receiveHeader`); then
+// - no value holds CR, LF or NUL (RFC 9110 §5.5);
 // - `HTTPHeaders` lookups, `replaceOrAdd` and `remove` keep their promises;
 // - the `Set-Cookie` fields go to a cookie jar, as from two URLs, and the
 //   `Cookie` headers it would send hold no CR, LF or NUL, nothing for another
@@ -60,6 +61,8 @@ func referenceHTTPDate(_ text: String) -> Int? {
 
 private func checkHeaders(_ headers: HTTPHeaders) {
   for field in headers.fields.prefix(32) {
+    require(!field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }),
+      "the value of \(field.name.debugDescription) holds CR, LF or NUL: \(field.value.debugDescription)")
     let values = headers.values(for: field.name)
     require(!values.isEmpty && headers.contains(field.name), "field \(field.name.debugDescription) not found")
     require(headers[field.name] == values.first, "first value of \(field.name.debugDescription)")

@@ -295,13 +295,22 @@ final class CurlEasy: @unchecked Sendable {
     return data.count
   }
 
-  /// The bytes `start..<end` of `line` without surrounding spaces and tabs, as text.
+  /// The bytes `start..<end` of `line` without surrounding spaces and tabs, as text,
+  /// with each CR, LF or NUL inside replaced by a space, as RFC 9110 §5.5 asks of a
+  /// recipient: a value sent back (a cookie, an ETag) must not split or cut a request
+  /// header.
+  ///
+  /// - SeeAlso: <https://www.rfc-editor.org/rfc/rfc9110#name-field-values>
   private static func text(_ line: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> String {
     var start = start
     var end = end
     while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
     while end > start, line[end - 1] == 0x20 || line[end - 1] == 0x09 { end -= 1 }
-    return String(decoding: UnsafeBufferPointer(rebasing: line[start..<end]), as: UTF8.self)
+    let bytes = UnsafeBufferPointer(rebasing: line[start..<end])
+    if bytes.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+      return String(decoding: bytes.map { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 ? 0x20 : $0 }, as: UTF8.self)
+    }
+    return String(decoding: bytes, as: UTF8.self)
   }
 }
 

@@ -1,3 +1,4 @@
+import ForageURL
 import Testing
 
 @testable import ForageHTTP
@@ -31,3 +32,29 @@ import Testing
     #expect(!"\(headers)".contains("secret"))
   }
 }
+
+#if canImport(CCurl)
+/// The header lines libcurl hands over, as `CurlEasy` reads them.
+@Suite struct CurlHeaderLineTests {
+  /// Found by the HTTP fuzzer: a NUL (or a bare CR) inside a Set-Cookie value
+  /// went into the Cookie header sent back, where a NUL cuts the C string and a
+  /// CR starts another header line.
+  @Test func test_headerValues_haveCRLFAndNULReplacedBySpaces() throws {
+    let easy = try #require(CurlEasy())
+    let lines = [
+      "HTTP/1.1 200 OK\r\n", "Set-Cookie: a=1\0; Path=/\r\n", "ETag: \"x\ry\"\r\n", "X-Folded: a\0b\r\n",
+      " c\rd\r\n", "\r\n",
+    ]
+    for line in lines {
+      let bytes = Array(line.utf8)
+      #expect(bytes.withUnsafeBytes { easy.receiveHeader($0) } == bytes.count)
+    }
+    #expect(easy.headers.values(for: "Set-Cookie") == ["a=1 ; Path=/"])
+    #expect(easy.headers["ETag"] == "\"x y\"")
+    #expect(easy.headers["X-Folded"] == "a b c d")
+    let jar = CookieJar()
+    jar.store(easy.headers, from: WebURL("http://h/")!)
+    #expect(jar.header(for: WebURL("http://h/")!) == "a=1")
+  }
+}
+#endif
