@@ -50,6 +50,8 @@ public struct RunSummary: Sendable, Hashable {
   public var completedSources: [String] = []
   /// The first few problems met (failed fetches, fields that did not convert).
   public var warnings: [String] = []
+  /// The same figures for each source of the launch, in the order run.
+  public var sources: [SourceRunSummary] = []
 
   /// The most warnings kept.
   public static let warningLimit = 20
@@ -84,7 +86,7 @@ extension RunSummary: Codable {
   private enum CodingKeys: String, CodingKey {
     case outcome, finishedAt, pagesFetched, pagesNotModified, pagesFresh, pagesFailed, pagesDeferred
     case recordsNew, recordsChanged, recordsUnchanged, bytes, seconds, completedSources, warnings
-    case stoppedByBudget, stoppedOnRequest
+    case stoppedByBudget, stoppedOnRequest, sources
   }
 
   /// Reads a summary; members missing from older stores read as zero, and
@@ -106,6 +108,7 @@ extension RunSummary: Codable {
     seconds = try c.decodeIfPresent(Double.self, forKey: .seconds) ?? 0
     completedSources = try c.decodeIfPresent([String].self, forKey: .completedSources) ?? []
     warnings = try c.decodeIfPresent([String].self, forKey: .warnings) ?? []
+    sources = try c.decodeIfPresent([SourceRunSummary].self, forKey: .sources) ?? []
   }
 
   /// Writes every member, and `stoppedByBudget` / `stoppedOnRequest` for
@@ -126,6 +129,7 @@ extension RunSummary: Codable {
     try c.encode(seconds, forKey: .seconds)
     try c.encode(completedSources, forKey: .completedSources)
     try c.encode(warnings, forKey: .warnings)
+    try c.encode(sources, forKey: .sources)
     try c.encode(stoppedByBudget, forKey: .stoppedByBudget)
     try c.encode(stoppedOnRequest, forKey: .stoppedOnRequest)
   }
@@ -145,7 +149,37 @@ extension RunSummary: CustomStringConvertible {
           : outcome == .budget ? ", stopped by budget (the next run continues)" : ""),
     ]
     if !completedSources.isEmpty { lines.append("completed: \(completedSources.joined(separator: ", "))") }
+    if sources.count > 1 {
+      for s in sources {
+        lines.append(
+          "  \(s.name): \(s.pagesFetched) fetched, \(s.pagesNotModified + s.pagesFresh) unchanged, "
+            + "\(s.pagesFailed) failed, \(s.pagesDeferred) deferred; records \(s.recordsNew) new, "
+            + "\(s.recordsChanged) changed\(s.completed ? "; completed" : "")")
+      }
+    }
     for w in warnings { lines.append("warning: \(w)") }
     return lines.joined(separator: "\n")
   }
+}
+
+/// One source's part of a launch.
+public struct SourceRunSummary: Sendable, Hashable, Codable {
+  /// The source's name.
+  public var name: String
+  public var pagesFetched = 0
+  public var pagesNotModified = 0
+  public var pagesFresh = 0
+  public var pagesFailed = 0
+  public var pagesDeferred = 0
+  public var recordsNew = 0
+  public var recordsChanged = 0
+  public var recordsUnchanged = 0
+  /// True when the source's crawl completed in this launch.
+  public var completed = false
+
+  /// An empty summary for source `name`.
+  public init(name: String) { self.name = name }
+
+  /// Pages processed in any way.
+  public var pages: Int { pagesFetched + pagesNotModified + pagesFresh + pagesFailed }
 }

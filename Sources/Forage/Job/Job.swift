@@ -63,7 +63,7 @@ public final class Job: Sendable {
     let started = clock.now
     let deadline = started + budget
     var selected = try config.sources(named: names)
-    // Critical sources first, so a short budget serves them.
+    // Critical sources first: they win ties for a free slot.
     selected.sort { $0.critical && !$1.critical }
     let compiled = try selected.map { s throws(ConfigError) in try CompiledSource(s, canonicalizer: canonicalizer) }
 
@@ -73,25 +73,16 @@ public final class Job: Sendable {
     let runID = try await store.beginRun(task: task, sources: selected.map(\.name), startedAt: Date())
 
     var summary = RunSummary()
+    summary.sources = selected.map { SourceRunSummary(name: $0.name) }
     if budget <= Defaults.stopMargin {
       summary.warn(
         "the budget (\(Units.format(budget))) is not longer than the stop margin (\(Units.format(Defaults.stopMargin))): "
           + "no request could start")
     }
     do {
-      for source in compiled {
-        if stop?.isRequested == true {
-          summary.outcome = .interrupted
-          break
-        }
-        if clock.now >= deadline - Defaults.stopMargin || Task.isCancelled {
-          summary.outcome = .budget
-          break
-        }
-        try await crawl(
-          source, run: runID, deadline: deadline, concurrencyLimit: concurrencyLimit, stop: stop, summary: &summary,
-          progress: progress)
-      }
+      try await launch(
+        compiled, run: runID, deadline: deadline, concurrencyLimit: concurrencyLimit, stop: stop, summary: &summary,
+        progress: progress)
     } catch {
       var failed = summary
       failed.outcome = .failed
@@ -107,155 +98,137 @@ public final class Job: Sendable {
     return summary
   }
 
-  // MARK: One source
+  // MARK: Every source at once
 
-  func crawl(
-    _ source: CompiledSource, run: Int64, deadline: ContinuousClock.Instant, concurrencyLimit: Int?,
+  /// Runs the sources' crawls interleaved through one pool of requests,
+  /// executing the decisions of a ``LaunchMachine``.
+  func launch(
+    _ sources: [CompiledSource], run: Int64, deadline: ContinuousClock.Instant, concurrencyLimit: Int?,
     stop: StopRequest?, summary: inout RunSummary, progress: (@Sendable (RunSummary) -> Void)?
   ) async throws {
     let clock = ContinuousClock()
-    let s = source.source
-    let seeds = s.urls.compactMap { WebURL($0) }.map { PageContext.seed($0, source: source, depth: 0) }
-    let crawl = try await store.openCrawl(source: s.name, seeds: seeds, now: Date())
-    let settings = config.fetchSettings(for: s)
-    let concurrency = max(1, min(settings.concurrency, concurrencyLimit ?? .max))
+    let concurrency = max(1, min(config.fetch.concurrency, concurrencyLimit ?? .max))
     let stopAt = deadline - Defaults.stopMargin
     let hardStop = deadline + Defaults.grace
     let lease = Date().addingTimeInterval((deadline - clock.now).seconds + Defaults.grace.seconds + 60)
-    let context = PageContext(source: source, settings: settings, fetcher: fetcher, run: run, deadline: deadline)
+    var crawls: [Crawl] = []
+    var contexts: [PageContext] = []
+    var lanes: [LaunchMachine<ProcessedPage>.Lane] = []
+    for source in sources {
+      let s = source.source
+      let seeds = s.urls.compactMap { WebURL($0) }.map { PageContext.seed($0, source: source, depth: 0) }
+      crawls.append(try await store.openCrawl(source: s.name, seeds: seeds, now: Date()))
+      let settings = config.fetchSettings(for: s)
+      contexts.append(PageContext(source: source, settings: settings, fetcher: fetcher, run: run, deadline: deadline))
+      lanes.append(.init(cap: min(settings.concurrency, concurrency), critical: s.critical))
+    }
+    var machine = LaunchMachine<ProcessedPage>(lanes: lanes, concurrency: concurrency, commitBatch: Defaults.commitBatch)
 
-    /// What the loop waits for: a processed page, a finished commit or
-    /// claim, or the end of the grace period.
-    enum Event: Sendable {
-      case page(ProcessedPage)
-      case committed(CommitResult, [ProcessedPage])
-      case claimed([FrontierItem], [UInt64: PageRecord], generation: Int)
-      case graceOver
-      case stopRequested
+    /// What the loop waits for: the machine's events, with what the store
+    /// returned beside them.
+    enum Outcome: Sendable {
+      case event(LaunchMachine<ProcessedPage>.Event)
+      case claimed(lane: Int, items: [FrontierItem], pages: [UInt64: PageRecord], generation: Int)
+      case committed(CommitResult, [(lane: Int, page: ProcessedPage)])
     }
 
-    var stopping = false
     let store = self.store
     let owner = self.owner
-    try await withThrowingTaskGroup(of: Event.self) { group in
+    try await withThrowingTaskGroup(of: Outcome.self) { group in
+      group.addTask {
+        try? await Task.sleep(until: stopAt, clock: .continuous)
+        return .event(.stopAt)
+      }
       group.addTask {
         try? await Task.sleep(until: hardStop, clock: .continuous)
-        return .graceOver
+        return .event(.graceOver)
       }
       if let stop {
         group.addTask {
           await stop.wait()
-          return .stopRequested
+          return .event(.stopRequested)
         }
       }
-      var stoppedOnRequest = false
-      var queue: [(FrontierItem, PageRecord?)] = []
-      var next = 0
-      var fetching = 0
-      var pending: [ProcessedPage] = []
-      // When the oldest uncommitted page finished: a slow crawl still
-      // commits often, so a killed process loses little.
-      var pendingSince = clock.now
-      var committing = false
-      var claiming = false
-      var frontierMayHaveMore = true
-      // Counts finished commits, so that an empty claim that raced with a
-      // commit adding links is not taken for an exhausted frontier.
-      var commits = 0
-      var attempted = Set<Int64>()
-      let claimSize = max(concurrency * 4, 32)
-
+      var previous: [UInt64: PageRecord] = [:]
+      var actions = machine.start()
       while true {
-        if !stopping && (clock.now >= stopAt || Task.isCancelled) { stopping = true }
-        // Start fetches up to the concurrency limit.
-        while !stopping && fetching < concurrency && next < queue.count {
-          let (item, previous) = queue[next]
-          next += 1
-          fetching += 1
-          group.addTask { .page(await context.process(item, previous: previous)) }
-        }
-        if next == queue.count && next > 0 {
-          queue.removeAll(keepingCapacity: true)
-          next = 0
-        }
-        // Claim ahead, before the queue runs dry.
-        if !stopping && !claiming && frontierMayHaveMore && queue.count - next < concurrency {
-          claiming = true
-          let generation = commits
-          group.addTask {
-            let items = try await store.claim(
-              crawl: crawl.id, limit: claimSize, owner: owner, leaseUntil: lease, now: Date())
-            let pages = items.isEmpty ? [:] : try await store.pages(fingerprints: items.map(\.fingerprint))
-            return .claimed(items, pages, generation: generation)
+        for action in actions {
+          switch action {
+          case .claim(let lane, let limit, let generation):
+            let crawl = crawls[lane].id
+            group.addTask {
+              let items = try await store.claim(crawl: crawl, limit: limit, owner: owner, leaseUntil: lease, now: Date())
+              let pages = items.isEmpty ? [:] : try await store.pages(fingerprints: items.map(\.fingerprint))
+              return .claimed(lane: lane, items: items, pages: pages, generation: generation)
+            }
+          case .fetch(let lane, let item):
+            let context = contexts[lane]
+            let before = previous.removeValue(forKey: item.fingerprint)
+            group.addTask { .event(.fetched(lane: lane, page: await context.process(item, previous: before))) }
+          case .commit(let batch):
+            group.addTask { .committed(try await store.commit(batch.map(\.page.commit)), batch) }
+          case .scheduleTick:
+            group.addTask {
+              try? await Task.sleep(for: Defaults.commitInterval)
+              return .event(.tick)
+            }
+          case .startGrace:
+            group.addTask {
+              try? await Task.sleep(for: Defaults.grace)
+              return .event(.graceOver)
+            }
+          case .cancelFetches:
+            // Fetches end as deferred; a commit in flight finishes regardless
+            // (the store does not stop a transaction for cancellation), and
+            // later commits of the cancelled pages still run.
+            group.cancelAll()
           }
         }
-        // Commit in batches; at once when nothing else would make progress.
-        let starved = fetching == 0 || (!claiming && next == queue.count)
-        let due = pending.count >= Defaults.commitBatch || clock.now - pendingSince >= Defaults.commitInterval
-        if !committing && !pending.isEmpty && (due || starved) {
-          committing = true
-          let batch = pending
-          pending.removeAll(keepingCapacity: true)
-          group.addTask { .committed(try await store.commit(batch.map(\.commit)), batch) }
-        }
-        if fetching == 0 && !committing && !claiming && pending.isEmpty
-          && (stopping || (!frontierMayHaveMore && next == queue.count)) {
-          break
-        }
-        guard let event = try await group.next() else { break }
-        switch event {
-        case .page(let page):
-          fetching -= 1
-          if pending.isEmpty { pendingSince = clock.now }
-          pending.append(page)
+        if machine.isDone { break }
+        guard let outcome = try await group.next() else { break }
+        if Task.isCancelled && !machine.stopping { _ = machine.handle(.stopAt) }
+        switch outcome {
+        case .event(let event):
+          actions = machine.handle(event)
+        case .claimed(let lane, let items, let pages, let generation):
+          for (fingerprint, page) in pages { previous[fingerprint] = page }
+          actions = machine.handle(.claimed(lane: lane, items: items, generation: generation))
         case .committed(let result, let batch):
-          committing = false
-          commits += 1
-          for p in batch { p.count(into: &summary) }
+          for (lane, page) in batch {
+            page.count(into: &summary)
+            page.count(into: &summary.sources[lane])
+          }
           summary.recordsNew += result.newRecords
           summary.recordsChanged += result.changedRecords
           summary.recordsUnchanged += result.unchangedRecords
-          if result.linksAdded > 0 { frontierMayHaveMore = true }
-          progress?(summary)
-        case .claimed(let items, let pages, let generation):
-          claiming = false
-          // An empty claim that no commit raced with means the frontier is
-          // exhausted, until a commit adds links again.
-          if items.isEmpty && generation == commits { frontierMayHaveMore = false }
-          // A URL that failed earlier in this launch went back to the queue
-          // for a later launch: it stays claimed (and is released at the end)
-          // rather than being fetched again now.
-          queue += items.filter { attempted.insert($0.id).inserted }.map { ($0, pages[$0.fingerprint]) }
-        case .graceOver:
-          // The grace after the deadline (or the stop request) is over: cancel
-          // what is still in flight.
-          stopping = true
-          group.cancelAll()
-        case .stopRequested:
-          // As at the deadline: no new claims or fetches; those in flight get
-          // the grace period.
-          if !Task.isCancelled && !stopping {
-            stopping = true
-            stoppedOnRequest = true
-            group.addTask {
-              try? await Task.sleep(for: Defaults.grace)
-              return .graceOver
-            }
+          for change in result.changes {
+            guard let i = summary.sources.firstIndex(where: { $0.name == change.source }) else { continue }
+            if change.beforeJSON == nil { summary.sources[i].recordsNew += 1 } else { summary.sources[i].recordsChanged += 1 }
+            summary.sources[i].recordsUnchanged -= 1
           }
+          progress?(summary)
+          actions = machine.handle(.committed(linksAdded: result.linksAdded))
         }
       }
       group.cancelAll()
-      if stoppedOnRequest { summary.outcome = .interrupted }
     }
 
-    if stopping {
-      if summary.outcome != .interrupted { summary.outcome = .budget }
-      try await store.releaseClaims(owner: owner)
-    } else if try await store.completeCrawlIfExhausted(crawl.id, now: Date()) {
-      summary.completedSources.append(s.name)
-    } else {
-      // Entries claimed by another process, or failures waiting for a retry.
-      try await store.releaseClaims(owner: owner)
+    if machine.stoppedOnRequest {
+      summary.outcome = .interrupted
+    } else if machine.stopping {
+      summary.outcome = .budget
     }
+    // Each source whose frontier ran dry may have completed its crawl; the
+    // others keep their place for the next launch.
+    for (i, lane) in machine.lanes.enumerated() where !machine.stopping || lane.isExhausted {
+      guard lane.isExhausted else { continue }
+      if try await store.completeCrawlIfExhausted(crawls[i].id, now: Date()) {
+        summary.completedSources.append(sources[i].source.name)
+        summary.sources[i].completed = true
+      }
+    }
+    // Entries claimed and not fetched, claimed by this launch and failed, or
+    // waiting for a retry go back to the queue.
+    try await store.releaseClaims(owner: owner)
   }
 }

@@ -24,6 +24,18 @@ struct ProcessedPage: Sendable {
     s.bytes += Int64(bytes)
     for w in warnings { s.warn(w) }
   }
+
+  /// Counts this page into its source's figures.
+  func count(into s: inout SourceRunSummary) {
+    switch kind {
+    case .fetched: s.pagesFetched += 1
+    case .notModified: s.pagesNotModified += 1
+    case .fresh: s.pagesFresh += 1
+    case .failed: s.pagesFailed += 1
+    case .deferred: s.pagesDeferred += 1
+    }
+    s.recordsUnchanged += commit.records.count
+  }
 }
 
 /// Everything a child task needs to fetch and process a page of one source
