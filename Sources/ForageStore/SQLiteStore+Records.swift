@@ -23,13 +23,13 @@ extension SQLiteStore {
   public func commit(_ pages: [PageCommit]) async throws -> CommitResult {
     guard !pages.isEmpty else { return CommitResult() }
     let db = self.db
-    let (result, seen) = try db.transaction { () throws -> (CommitResult, [Int64: Set<UInt64>]) in
+    let (result, seen) = try db.transaction { () throws -> (CommitResult, [Int64: [UInt64: Int]]) in
       var result = CommitResult()
       // Frontier sizes of the crawls this batch touches, written back once,
       // and the fingerprints this batch already looked up, per crawl (pages
       // of one site share most links: nav, footer).
       var sizes: [Int64: (size: Int, original: Int)] = [:]
-      var seen: [Int64: Set<UInt64>] = [:]
+      var seen: [Int64: [UInt64: Int]] = [:]
       for page in pages {
         try updateFrontierState(page.item, page.outcome)
         if let record = page.page { try upsertPage(record) }
@@ -47,7 +47,7 @@ extension SQLiteStore {
           }
           let added = try insertLinks(
             page.discovered, crawl: crawl, size: &entry.size, cap: page.maxPages ?? .max,
-            seen: &seen[crawl, default: []])
+            seen: &seen[crawl, default: [:]])
           result.linksAdded += added
           sizes[crawl] = entry
         }
@@ -63,32 +63,46 @@ extension SQLiteStore {
   }
 
   /// Adds the links whose fingerprints `crawl` lacks while its frontier
-  /// has fewer than `cap` entries; returns how many were added.
+  /// has fewer than `cap` entries; returns how many were added. A link to a
+  /// URL still queued at a greater depth lowers that depth: depth is link
+  /// distance, the shortest path found so far, so `maxDepth` cuts where it
+  /// should however the crawl happened to reach a page first.
   ///
   /// A lookup on the unique index (integers only) comes first: most links
   /// of a page are already known, and skipping the insert for them is
   /// several times cheaper than `INSERT OR IGNORE` with its text binding.
   private func insertLinks(
     _ links: [FrontierSeed], crawl: Int64, size: inout Int, cap: Int,
-    seen: inout Set<UInt64>
+    seen: inout [UInt64: Int]
   ) throws -> Int {
-    let exists = try db.statement("SELECT 1 FROM frontier WHERE crawl = ? AND fingerprint = ?")
+    let exists = try db.statement("SELECT depth FROM frontier WHERE crawl = ? AND fingerprint = ?")
     let insert = try db.statement(
       "INSERT OR IGNORE INTO frontier (crawl, url, fingerprint, depth) VALUES (?, ?, ?, ?)")
     try exists.bind(crawl, at: 1)
     try insert.bind(crawl, at: 1)
     var added = 0
     for link in links {
-      if size >= cap { break }
-      if known.contains(link.fingerprint, crawl: crawl) { continue }
-      guard seen.insert(link.fingerprint).inserted else { continue }
+      if let depth = known.depth(of: link.fingerprint, crawl: crawl), depth <= link.depth { continue }
+      if let depth = seen[link.fingerprint], depth <= link.depth { continue }
       exists.reset()
       try exists.bind(link.fingerprint, at: 2)
-      if try exists.step() { continue }
+      if try exists.step() {
+        let depth = exists.int(0)
+        exists.reset()
+        if link.depth < depth {
+          try lowerDepth(crawl: crawl, fingerprint: link.fingerprint, to: link.depth)
+          seen[link.fingerprint] = link.depth
+        } else {
+          seen[link.fingerprint] = depth
+        }
+        continue
+      }
+      if size >= cap { continue }
       try insert.bind(link.url, at: 2)
       try insert.bind(link.fingerprint, at: 3)
       try insert.bind(link.depth, at: 4)
       try insert.execute()
+      seen[link.fingerprint] = link.depth
       if db.changes > 0 {
         size += 1
         added += 1
@@ -96,6 +110,18 @@ extension SQLiteStore {
     }
     exists.reset()
     return added
+  }
+
+  /// Gives a queued frontier entry the shorter link distance just found. An
+  /// entry being fetched or already done keeps its depth (its links were or
+  /// are being found at the old one).
+  private func lowerDepth(crawl: Int64, fingerprint: UInt64, to depth: Int) throws {
+    let update = try db.statement(
+      "UPDATE frontier SET depth = ?3 WHERE crawl = ?1 AND fingerprint = ?2 AND state = 'queued' AND depth > ?3")
+    try update.bind(crawl, at: 1)
+    try update.bind(fingerprint, at: 2)
+    try update.bind(depth, at: 3)
+    try update.execute()
   }
 
   private func updateFrontierState(_ item: FrontierItem, _ outcome: FrontierOutcome) throws {
