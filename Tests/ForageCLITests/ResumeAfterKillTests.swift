@@ -7,20 +7,26 @@ import ForageTestSupport
 /// and checks that the final records equal those of an uninterrupted run:
 /// nothing committed is lost, duplicated, or fetched again.
 @Suite(.serialized) struct ResumeAfterKillTests {
-  static func config(base: String) -> String {
-    """
-    {
-      "userAgent": "ForageKillTest/1.0",
-      "fetch": {"concurrency": 2, "perHostConcurrency": 2, "perHostDelay": "8ms", "timeout": "10s"},
-      "sources": [{
-        "name": "catalog", "url": "\(base)/",
+  /// Two sources on two sites, crawled interleaved in one launch.
+  static func config(base: String, outlet: String) -> String {
+    func source(_ name: String, _ base: String) -> String {
+      """
+      {
+        "name": "\(name)", "url": "\(base)/",
         "crawl": {"follow": "a[href]", "sameHost": true, "maxDepth": 6, "maxPages": 100000, "revisitAfter": "0s"},
         "match": "div.product", "key": ["sku"],
         "extract": {"title": "h1.product-title", "price": {"css": "span.price", "type": "number"},
                     "sku": {"css": "div.product", "attr": "data-sku", "required": true}}
-      }]
+      }
+      """
     }
-    """
+    return """
+      {
+        "userAgent": "ForageKillTest/1.0",
+        "fetch": {"concurrency": 3, "perHostConcurrency": 2, "perHostDelay": "8ms", "timeout": "10s"},
+        "sources": [\(source("catalog", base)), \(source("outlet", outlet))]
+      }
+      """
   }
 
   /// (key, url, fields) of every record, sorted: what must match between runs.
@@ -41,15 +47,18 @@ import ForageTestSupport
     let site = DemoSite(products: 150)
     let server = try TestServer(site: site)
     defer { server.stop() }
+    let outlet = try TestServer(site: DemoSite(products: 60, seed: 2))
+    defer { outlet.stop() }
     let dir = TemporaryDirectory()
-    let config = try dir.write("forage.json", ResumeAfterKillTests.config(base: server.baseURL))
+    let config = try dir.write(
+      "forage.json", ResumeAfterKillTests.config(base: server.baseURL, outlet: outlet.baseURL))
 
     // The reference: one uninterrupted run.
     let reference = dir.file("reference.sqlite")
     let full = try runForage(["run", "--config", config, "--store", reference, "--budget", "120s"])
     #expect(full.status == 0, "\(full.stderr)")
     let expected = try await ResumeAfterKillTests.contents(reference)
-    #expect(expected.count == 150)
+    #expect(expected.count == 210)
 
     // The same crawl, killed whenever the store passes a threshold. One
     // reading connection, opened once, watches the store: opening a store per
@@ -64,6 +73,7 @@ import ForageTestSupport
     for threshold in [1, 20, 55, 90, 125] {
       let committedBefore = Set(try await ResumeAfterKillTests.contents(killed).map { $0.split(separator: "\t")[1] })
       server.clearRequests()
+      outlet.clearRequests()
       let p = Process()
       p.executableURL = URL(fileURLWithPath: forageBinary())
       p.arguments = ["run", "--config", config, "--store", killed, "--budget", "120s"]
@@ -81,8 +91,10 @@ import ForageTestSupport
       p.waitUntilExit()
       // Pages whose records were committed before this launch were not
       // fetched again by it.
-      let refetched = server.requests.map(\.target).filter { target in
-        committedBefore.contains { $0.hasSuffix(target) && target.hasPrefix("/product/") }
+      let refetched = [server, outlet].flatMap { site in
+        site.requests.map(\.target).filter { target in
+          committedBefore.contains { $0.hasSuffix(site.baseURL + target) && target.hasPrefix("/product/") }
+        }
       }
       #expect(refetched.isEmpty, "fetched again after being committed: \(refetched)")
     }
