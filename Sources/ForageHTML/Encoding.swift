@@ -1,5 +1,6 @@
-/// Input decoding: encoding sniffing and the decoders Forage supports, all
-/// producing UTF-8 with newlines normalized for the tokenizer.
+/// Input decoding: encoding sniffing and the decoders of every encoding of
+/// the Encoding Standard, all producing UTF-8 with newlines normalized for
+/// the tokenizer (the legacy decoders are in `InputDecoder+Legacy.swift`).
 ///
 ///     let (utf8, name) = InputDecoder.decode(bytes, transportEncoding: "text/html; charset=ISO-8859-1")
 ///     // name == "windows-1252"
@@ -7,16 +8,56 @@
 /// - SeeAlso: <https://html.spec.whatwg.org/#determining-the-character-encoding>,
 ///   <https://encoding.spec.whatwg.org/>
 public enum InputDecoder {
-  /// The encodings with a decoder here.
+  /// The encodings of the Encoding Standard, each by its name.
+  ///
+  /// - SeeAlso: <https://encoding.spec.whatwg.org/#names-and-labels>
   public enum Encoding: String, Sendable, CaseIterable {
     case utf8 = "UTF-8"
-    case utf16LE = "UTF-16LE"
-    case utf16BE = "UTF-16BE"
+    case ibm866 = "IBM866"
+    case iso8859_2 = "ISO-8859-2"
+    case iso8859_3 = "ISO-8859-3"
+    case iso8859_4 = "ISO-8859-4"
+    case iso8859_5 = "ISO-8859-5"
+    case iso8859_6 = "ISO-8859-6"
+    case iso8859_7 = "ISO-8859-7"
+    case iso8859_8 = "ISO-8859-8"
+    case iso8859_8I = "ISO-8859-8-I"
+    case iso8859_10 = "ISO-8859-10"
+    case iso8859_13 = "ISO-8859-13"
+    case iso8859_14 = "ISO-8859-14"
+    case iso8859_15 = "ISO-8859-15"
+    case iso8859_16 = "ISO-8859-16"
+    case koi8R = "KOI8-R"
+    case koi8U = "KOI8-U"
+    case macintosh = "macintosh"
+    case windows874 = "windows-874"
+    case windows1250 = "windows-1250"
+    case windows1251 = "windows-1251"
     case windows1252 = "windows-1252"
+    case windows1253 = "windows-1253"
+    case windows1254 = "windows-1254"
+    case windows1255 = "windows-1255"
+    case windows1256 = "windows-1256"
+    case windows1257 = "windows-1257"
+    case windows1258 = "windows-1258"
+    case xMacCyrillic = "x-mac-cyrillic"
+    case gbk = "GBK"
+    case gb18030 = "gb18030"
+    case big5 = "Big5"
+    case eucJP = "EUC-JP"
+    case iso2022JP = "ISO-2022-JP"
+    case shiftJIS = "Shift_JIS"
+    case eucKR = "EUC-KR"
+    case replacement = "replacement"
+    case utf16BE = "UTF-16BE"
+    case utf16LE = "UTF-16LE"
+    case xUserDefined = "x-user-defined"
   }
 
-  /// Maps a WHATWG encoding label (`latin1`, ` UTF8 `…) to a supported
-  /// encoding, or nil for labels of encodings Forage does not decode.
+  /// Maps a label of the Encoding Standard (`latin1`, ` UTF8 `, `sjis`…) to
+  /// its encoding, or nil for a string that is no label.
+  ///
+  ///     InputDecoder.encoding(forLabel: "x-sjis")   // .shiftJIS
   ///
   /// - SeeAlso: <https://encoding.spec.whatwg.org/#concept-encoding-get>
   public static func encoding(forLabel label: String) -> Encoding? {
@@ -24,9 +65,16 @@ public enum InputDecoder {
     return label.withUTF8 { encoding(forLabelBytes: $0) }
   }
 
+  /// Every label of the Encoding Standard, sorted.
+  public static var allLabels: [String] { labelTable.map(\.label) }
+
+  /// The labels as bytes with their encodings, sorted by label (built from
+  /// the generated `labelTable` the first time a label is not `utf-8`).
+  static let labels: [(label: [UInt8], encoding: Encoding)] = labelTable.map { (Array($0.label.utf8), Encoding(rawValue: $0.name)!) }
+
   /// `encoding(forLabel:)` over the label's bytes. Labels match ASCII
-  /// case-insensitively; the common `utf-8` is found without building a
-  /// String.
+  /// case-insensitively after trimming ASCII whitespace; the common `utf-8`
+  /// is found without a table lookup.
   static func encoding(forLabelBytes label: UnsafeBufferPointer<UInt8>) -> Encoding? {
     @inline(__always) func isSpace(_ c: UInt8) -> Bool {
       c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D || c == 0x0C
@@ -35,31 +83,23 @@ public enum InputDecoder {
     while lo < hi && isSpace(label[lo]) { lo += 1 }
     while hi > lo && isSpace(label[hi - 1]) { hi -= 1 }
     let n = hi - lo
-    // The longest label, "unicode-1-1-utf-8", has 17 bytes.
-    guard n > 0 && n <= 17 else { return nil }
+    // The longest label, "cseucpkdfmtjapanese", has 19 bytes.
+    guard n > 0 && n <= 19 else { return nil }
     @inline(__always) func matches(_ s: StaticString) -> Bool {
       guard s.utf8CodeUnitCount == n else { return false }
       for k in 0..<n where toLower(label[lo + k]) != s.utf8Start[k] { return false }
       return true
     }
     if matches("utf-8") || matches("utf8") { return .utf8 }
-    var lowered = ""
-    lowered.reserveCapacity(n)
-    for k in lo..<hi { lowered.unicodeScalars.append(Unicode.Scalar(toLower(label[k]))) }
-    switch lowered {
-    case "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "x-unicode20utf8":
-      return .utf8
-    case "ansi_x3.4-1968", "ascii", "cp1252", "cp819", "csisolatin1", "ibm819", "iso-8859-1",
-         "iso-ir-100", "iso8859-1", "iso88591", "iso_8859-1", "iso_8859-1:1987", "l1", "latin1",
-         "us-ascii", "windows-1252", "x-cp1252", "x-user-defined":
-      return .windows1252
-    case "unicodefffe", "utf-16be":
-      return .utf16BE
-    case "csunicode", "iso-10646-ucs-2", "ucs-2", "unicode", "unicodefeff", "utf-16", "utf-16le":
-      return .utf16LE
-    default:
-      return nil
+    var lowered = [UInt8](repeating: 0, count: n)
+    for k in 0..<n { lowered[k] = toLower(label[lo + k]) }
+    let table = labels
+    var first = 0, last = table.count
+    while first < last {
+      let mid = (first + last) / 2
+      if table[mid].label.lexicographicallyPrecedes(lowered) { first = mid + 1 } else { last = mid }
     }
+    return first < table.count && table[first].label == lowered ? table[first].encoding : nil
   }
 
   /// Picks the encoding of `bytes`: BOM, then the transport charset (a label
@@ -78,6 +118,7 @@ public enum InputDecoder {
     }
     if var e = prescan(bytes) {
       if e == .utf16BE || e == .utf16LE { e = .utf8 }
+      if e == .xUserDefined { e = .windows1252 }
       return (e, 0)
     }
     return (isValidUTF8(bytes) ? .utf8 : .windows1252, 0)
@@ -112,15 +153,28 @@ public enum InputDecoder {
   public static func decode(_ bytes: [UInt8], from start: Int = 0, as e: Encoding) -> [UInt8] {
     var out: [UInt8] = []
     out.reserveCapacity(bytes.count - start + 16)
+    guard e != .utf8 else {
+      bytes.withUnsafeBufferPointer { decodeUTF8($0, start, &out) }
+      return out
+    }
+    var sink = DecodedText(bytes: out)
     bytes.withUnsafeBufferPointer { b in
       switch e {
-      case .utf8: decodeUTF8(b, start, &out)
-      case .windows1252: decode1252(b, start, &out)
-      case .utf16LE: decodeUTF16(b, start, bigEndian: false, &out)
-      case .utf16BE: decodeUTF16(b, start, bigEndian: true, &out)
+      case .utf8: break
+      case .utf16LE: decodeUTF16(b, start, bigEndian: false, &sink)
+      case .utf16BE: decodeUTF16(b, start, bigEndian: true, &sink)
+      case .gbk, .gb18030: decodeGB18030(b, start, &sink)
+      case .big5: decodeBig5(b, start, &sink)
+      case .eucJP: decodeEUCJP(b, start, &sink)
+      case .iso2022JP: decodeISO2022JP(b, start, &sink)
+      case .shiftJIS: decodeShiftJIS(b, start, &sink)
+      case .eucKR: decodeEUCKR(b, start, &sink)
+      case .replacement: if start < b.count { sink.error() }
+      case .xUserDefined: decodeXUserDefined(b, start, &sink)
+      default: decodeSingleByte(b, start, EncodingIndex.singleByte(e)!, &sink)
       }
     }
-    return out
+    return sink.bytes
   }
 
   /// Normalizes newlines of text that is already valid UTF-8.
@@ -244,58 +298,6 @@ public enum InputDecoder {
     }
   }
 
-  /// https://encoding.spec.whatwg.org/#single-byte-decoder (windows-1252)
-  static func decode1252(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, _ out: inout [UInt8]) {
-    var i = start
-    while i < b.count {
-      let c = b[i]
-      i += 1
-      if c == 0x0D {
-        out.append(0x0A)
-        if i < b.count && b[i] == 0x0A { i += 1 }
-      } else if c < 0x80 {
-        out.append(c)
-      } else if c < 0xA0 {
-        let r = c1Replacements[Int(c - 0x80)]
-        appendUTF8(r != 0 ? r : UInt32(c), to: &out)
-      } else {
-        appendUTF8(UInt32(c), to: &out)
-      }
-    }
-  }
-
-  /// https://encoding.spec.whatwg.org/#shared-utf-16-decoder
-  static func decodeUTF16(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, bigEndian: Bool, _ out: inout [UInt8]) {
-    var i = start
-    var pendingCR = false
-    func put(_ v: UInt32, _ out: inout [UInt8]) {
-      if v == 0x0D { out.append(0x0A); pendingCR = true; return }
-      if v == 0x0A && pendingCR { pendingCR = false; return }
-      pendingCR = false
-      appendUTF8(v, to: &out)
-    }
-    while i + 1 < b.count {
-      let u = bigEndian ? UInt32(b[i]) << 8 | UInt32(b[i + 1]) : UInt32(b[i + 1]) << 8 | UInt32(b[i])
-      i += 2
-      if u >= 0xD800 && u <= 0xDBFF {
-        if i + 1 < b.count {
-          let u2 = bigEndian ? UInt32(b[i]) << 8 | UInt32(b[i + 1]) : UInt32(b[i + 1]) << 8 | UInt32(b[i])
-          if u2 >= 0xDC00 && u2 <= 0xDFFF {
-            i += 2
-            put(0x10000 + ((u - 0xD800) << 10) + (u2 - 0xDC00), &out)
-            continue
-          }
-        }
-        put(0xFFFD, &out)
-      } else if u >= 0xDC00 && u <= 0xDFFF {
-        put(0xFFFD, &out)
-      } else {
-        put(u, &out)
-      }
-    }
-    if i < b.count { put(0xFFFD, &out) }
-  }
-
   // MARK: Prescan
 
   /// The `charset` parameter of a `Content-Type` value, if any.
@@ -346,7 +348,7 @@ public enum InputDecoder {
   }
 
   /// Prescans the first 1024 bytes for a `<meta>` encoding declaration and
-  /// returns the encoding it names, if Forage decodes it.
+  /// returns the encoding it names, if it names one.
   ///
   /// It runs over the bytes in place and only collects attribute names and
   /// values inside `<meta>` tags; the attributes of other tags are skipped.

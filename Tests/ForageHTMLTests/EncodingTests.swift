@@ -22,7 +22,8 @@ import Testing
     #expect(InputDecoder.encoding(forLabel: "UTF8") == .utf8)
     #expect(InputDecoder.encoding(forLabel: "utf-16") == .utf16LE)
     #expect(InputDecoder.encoding(forLabel: "utf-16be") == .utf16BE)
-    #expect(InputDecoder.encoding(forLabel: "shift_jis") == nil)
+    #expect(InputDecoder.encoding(forLabel: "shift_jis") == .shiftJIS)
+    #expect(InputDecoder.encoding(forLabel: "x-user-defined") == .xUserDefined)
   }
 
   @Test func test_labels_trimAsciiWhitespaceIncludingCRLF() {
