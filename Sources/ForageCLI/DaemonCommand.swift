@@ -84,16 +84,9 @@ struct DaemonCommand: Command {
         }
       }
     }
-    let received = SignalBox()
-    let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal in
-      if received.first(signal) {
-        out.error("forage daemon: \(signalName(signal)): expiring running tasks and stopping (again to quit now)")
-        running.cancel()
-      } else {
-        out.error("forage daemon: \(signalName(signal)) again: quitting now; the next start continues from the last commit")
-        exit(128 + signal)
-      }
-    }
+    let (signals, _) = SignalWatcher.stopping(
+      "forage daemon", "expiring running tasks and stopping (again to quit now)", out
+    ) { running.cancel() }
     var status = ExitStatus.ok
     do { try await running.value } catch {
       out.error("forage daemon", error)
@@ -126,25 +119,4 @@ func jsonLine(_ extra: [String: String], _ summary: RunSummary) -> String {
         case .object(var members)? = try? JSONValue.parse(Array(data)) else { return "{}" }
   members.insert(contentsOf: extra.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) }, at: 0)
   return JSONValue.object(members).serialized()
-}
-
-/// Turns SIGINT/SIGTERM into a callback (dispatch sources; the default
-/// action is ignored while watching).
-final class SignalWatcher: Sendable {
-  // Dispatch sources are thread-safe; the array is written once in init.
-  nonisolated(unsafe) private var sources: [DispatchSourceSignal] = []
-
-  init(signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) {
-    for s in signals {
-      signal(s, SIG_IGN)
-      let source = DispatchSource.makeSignalSource(signal: s, queue: .global())
-      source.setEventHandler { handler(s) }
-      source.resume()
-      sources.append(source)
-    }
-  }
-
-  func cancel() {
-    for s in sources { s.cancel() }
-  }
 }

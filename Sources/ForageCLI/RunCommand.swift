@@ -76,16 +76,9 @@ struct RunCommand: Command {
     // get the grace, everything done is committed, the summary is printed);
     // a second signal exits at once.
     let stop = StopRequest()
-    let received = SignalBox()
-    let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal in
-      if received.first(signal) {
-        out.error("forage run: \(signalName(signal)): stopping (in-flight fetches get \(Units.format(Defaults.grace)); again to quit now)")
-        stop.request()
-      } else {
-        out.error("forage run: \(signalName(signal)) again: quitting now; the next run continues from the last commit")
-        exit(128 + signal)
-      }
-    }
+    let (signals, received) = SignalWatcher.stopping(
+      "forage run", "stopping (in-flight fetches get \(Units.format(Defaults.grace)); again to quit now)", out
+    ) { stop.request() }
     defer { signals.cancel() }
     do {
       let summary = try await engine.run(

@@ -21,14 +21,8 @@ struct Terminal: Sendable {
 
   func write(_ fd: Int32, _ text: String) {
     var copy = text
-    copy.withUTF8 { buffer in
-      var offset = 0
-      while offset < buffer.count {
-        let n = Glibc_write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-        if n <= 0 { break }
-        offset += n
-      }
-    }
+    // A closed pipe or a full disk loses the output; nothing to report it to.
+    copy.withUTF8 { _ = writeAll(fd, $0) }
   }
 
   func error(_ text: String) {
@@ -55,14 +49,6 @@ struct Terminal: Sendable {
   }
 }
 
-private func Glibc_write(_ fd: Int32, _ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
-  #if canImport(Glibc)
-  return Glibc.write(fd, p, n)
-  #else
-  return Darwin.write(fd, p, n)
-  #endif
-}
-
 /// Exit statuses of the `forage` command.
 enum ExitStatus: Equatable {
   /// Success (a run stopped by its budget is a success: the next continues).
@@ -82,31 +68,5 @@ enum ExitStatus: Equatable {
     case .badInput: 2
     case .signal(let number): 128 + number
     }
-  }
-}
-
-/// The first signal received, for the exit status.
-final class SignalBox: Sendable {
-  private let received = Locked<Int32?>(nil)
-
-  /// Records `signal`; true when it is the first one.
-  func first(_ signal: Int32) -> Bool {
-    received.withLock { received in
-      guard received == nil else { return false }
-      received = signal
-      return true
-    }
-  }
-
-  /// The first signal received, if any.
-  var signal: Int32? { received.withLock { $0 } }
-}
-
-/// `SIGINT`, `SIGTERM`, or the number.
-func signalName(_ signal: Int32) -> String {
-  switch signal {
-  case SIGINT: "SIGINT"
-  case SIGTERM: "SIGTERM"
-  default: "signal \(signal)"
   }
 }

@@ -65,9 +65,6 @@ public struct RunSummary: Sendable, Hashable {
     self.finishedAt = finishedAt
   }
 
-  /// Pages processed in any way.
-  public var pages: Int { pagesFetched + pagesNotModified + pagesFresh + pagesFailed }
-
   /// True when the budget ran out; the next launch continues.
   public var stoppedByBudget: Bool { outcome == .budget }
 
@@ -179,7 +176,21 @@ public struct SourceRunSummary: Sendable, Hashable, Codable {
 
   /// An empty summary for source `name`.
   public init(name: String) { self.name = name }
+}
 
+/// How many pages of a launch (or of one of its sources) ended each way.
+public protocol PageTally {
+  var pagesFetched: Int { get set }
+  var pagesNotModified: Int { get set }
+  var pagesFresh: Int { get set }
+  var pagesFailed: Int { get set }
+  var pagesDeferred: Int { get set }
+}
+
+extension PageTally {
   /// Pages processed in any way.
   public var pages: Int { pagesFetched + pagesNotModified + pagesFresh + pagesFailed }
 }
+
+extension RunSummary: PageTally {}
+extension SourceRunSummary: PageTally {}

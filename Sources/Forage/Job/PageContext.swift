@@ -13,7 +13,8 @@ struct ProcessedPage: Sendable {
   var bytes = 0
   var warnings: [String] = []
 
-  func count(into s: inout RunSummary) {
+  /// Counts this page by how it ended.
+  private func tally(into s: inout some PageTally) {
     switch kind {
     case .fetched: s.pagesFetched += 1
     case .notModified: s.pagesNotModified += 1
@@ -21,19 +22,19 @@ struct ProcessedPage: Sendable {
     case .failed: s.pagesFailed += 1
     case .deferred: s.pagesDeferred += 1
     }
+  }
+
+  /// Counts this page into the launch's figures.
+  func count(into s: inout RunSummary) {
+    tally(into: &s)
     s.bytes += Int64(bytes)
     for w in warnings { s.warn(w) }
   }
 
-  /// Counts this page into its source's figures.
+  /// Counts this page into its source's figures (its records as unchanged
+  /// until the commit's changes say otherwise).
   func count(into s: inout SourceRunSummary) {
-    switch kind {
-    case .fetched: s.pagesFetched += 1
-    case .notModified: s.pagesNotModified += 1
-    case .fresh: s.pagesFresh += 1
-    case .failed: s.pagesFailed += 1
-    case .deferred: s.pagesDeferred += 1
-    }
+    tally(into: &s)
     s.recordsUnchanged += commit.records.count
   }
 }

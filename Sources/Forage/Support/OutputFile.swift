@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ForageSupport
 
 /// A file that a command writes at a path the user named (`export --out`,
 /// later reports and downloads), replaced only when that is safe.
@@ -149,16 +150,8 @@ public struct OutputFile: Sendable {
     /// Appends `bytes`.
     public func write(_ bytes: UnsafeBufferPointer<UInt8>) throws(OutputFileError) {
       guard fd >= 0 else { throw OutputFileError(path: output.path, "the file was already closed") }
-      var offset = 0
-      while offset < bytes.count {
-        let n = Glibc_write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-        if n < 0 {
-          if errno == EINTR { continue }
-          let err = errno
-          throw OutputFileError(path: output.path, "writing failed (\(String(cString: strerror(err))))")
-        }
-        offset += n
-      }
+      let err = writeAll(fd, bytes)
+      if err != 0 { throw OutputFileError(path: output.path, "writing failed (\(String(cString: strerror(err))))") }
     }
 
     /// Flushes the data to disk and renames the file into place, then
@@ -234,14 +227,6 @@ private struct FileIdentity: Hashable, Sendable {
     guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
     self.init(info)
   }
-}
-
-private func Glibc_write(_ fd: Int32, _ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
-  #if canImport(Glibc)
-  return Glibc.write(fd, p, n)
-  #else
-  return Darwin.write(fd, p, n)
-  #endif
 }
 
 private func Glibc_open(_ path: String) -> Int32 {
