@@ -38,8 +38,10 @@ final class CookieJar: Sendable {
         case "domain":
           var domain = attributeValue.lowercased()
           if domain.hasPrefix(".") { domain.removeFirst() }
-          // Only the host itself or a parent domain of it may be named.
-          guard !domain.isEmpty, host == domain || host.hasSuffix("." + domain) else {
+          // Only the host itself or a parent domain of it may be named, and no
+          // top-level domain ("com"): the cookie would go to every site under it
+          // (without a public suffix list, RFC 6265 §5.3 step 5 is kept this far).
+          guard !domain.isEmpty, host == domain || (host.hasSuffix("." + domain) && domain.contains(".")) else {
             delete = true  // a foreign domain: ignore the cookie
             continue
           }

@@ -22,4 +22,22 @@ import Testing
     jar.store(delete, from: url)
     #expect(jar.header(for: WebURL("http://www.example.com/")!) == nil)
   }
+
+  /// Found by the HTTP fuzzer: `Domain=.com` from www.example.com was kept,
+  /// so the cookie went to every .com site the job fetched.
+  @Test func test_domainAttributeNamingATopLevelDomain_isIgnored() {
+    let jar = CookieJar()
+    var headers = HTTPHeaders()
+    headers.add("Set-Cookie", "tld=1; Domain=.com; Path=/")
+    headers.add("Set-Cookie", "bare=2; Domain=com")
+    headers.add("Set-Cookie", "parent=3; Domain=example.com")
+    jar.store(headers, from: WebURL("http://www.example.com/")!)
+    #expect(jar.header(for: WebURL("http://other.com/")!) == nil)
+    #expect(jar.header(for: WebURL("http://www.example.com/")!) == "parent=3")
+    // A single-label host may still name itself.
+    var local = HTTPHeaders()
+    local.add("Set-Cookie", "l=1; Domain=localhost")
+    jar.store(local, from: WebURL("http://localhost/")!)
+    #expect(jar.header(for: WebURL("http://localhost/")!) == "l=1")
+  }
 }
