@@ -17,9 +17,9 @@ struct QueryCommand: Command {
     .flag("--json", "Print a JSON array (of strings; or a number with --count)."),
     .option(
       "--charset", "NAME",
-      "Decode the page as NAME: UTF-8, UTF-16LE, UTF-16BE or windows-1252, or a label of one (utf8, latin1, "
-        + "iso-8859-1, ascii...). It takes the place of the server's charset and of the page's <meta charset>; "
-        + "a byte order mark still wins."),
+      "Decode the page as NAME, any encoding label of the WHATWG Encoding Standard (utf-8, shift_jis, euc-jp, "
+        + "gbk, gb18030, big5, euc-kr, koi8-r, windows-1251, latin1...). It takes the place of the server's "
+        + "charset and of the page's <meta charset>; a byte order mark still wins."),
   ]
   static let exclusive = [["--text", "--attr", "--count"]]
   static let discussion = """
@@ -45,10 +45,10 @@ struct QueryCommand: Command {
     attr = try args.option("--attr")
     if let name = try args.option("--charset") {
       guard let encoding = InputDecoder.encoding(forLabel: name) else {
-        let known = InputDecoder.Encoding.allCases.map(\.rawValue)
+        let hint = Spelling.closest(to: name, in: InputDecoder.allLabels).map { " (did you mean \"\($0)\"?)" } ?? ""
         throw UsageError(
-          "unknown charset \"\(name)\"; Forage decodes \(known.dropLast().joined(separator: ", ")) and \(known.last!) "
-            + "(labels such as utf8, latin1, iso-8859-1 and ascii name them too)")
+          "unknown charset \"\(name)\"\(hint); --charset takes a label of the WHATWG Encoding Standard "
+            + "(https://encoding.spec.whatwg.org/#names-and-labels)")
       }
       charset = encoding
     }

@@ -264,6 +264,12 @@ extension Migrator {
           OR kind <> 'continuedProcessing' AND title IS NULL AND subtitle IS NULL AND strategy IS NULL)
       ) STRICT;
       """))
+    // The encoding each page was decoded with (the Encoding Standard's name,
+    // "Shift_JIS"), so a user can see why a field reads the way it does;
+    // NULL for pages stored before, and for pages that were not decoded.
+    migrator.register(Migration("v6-page-encoding", sql: """
+      ALTER TABLE pages ADD COLUMN encoding TEXT;
+      """))
     return migrator
   }
 }

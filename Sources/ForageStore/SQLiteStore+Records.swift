@@ -156,12 +156,12 @@ extension SQLiteStore {
     let upsert = try db.statement(
       """
       INSERT INTO pages
-        (fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        (fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links, encoding)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (fingerprint) DO UPDATE SET
         url = excluded.url, status = excluded.status, etag = excluded.etag,
         last_modified = excluded.last_modified, content_hash = excluded.content_hash,
-        fetched_at = excluded.fetched_at, links = excluded.links
+        fetched_at = excluded.fetched_at, links = excluded.links, encoding = excluded.encoding
       """)
     try upsert.bind(page.fingerprint, at: 1)
     try upsert.bind(page.url, at: 2)
@@ -171,6 +171,7 @@ extension SQLiteStore {
     try upsert.bind(page.contentHash, at: 6)
     try upsert.bind(Self.milliseconds(page.fetchedAt), at: 7)
     try upsert.bind(LinkList.encode(page.links, pageURL: page.url), at: 8)
+    try upsert.bind(page.encoding, at: 9)
     try upsert.execute()
   }
 
@@ -262,7 +263,7 @@ extension SQLiteStore {
   private func storedPage(_ fingerprint: UInt64) throws -> PageRecord? {
     let select = try db.statement(
       """
-      SELECT url, status, etag, last_modified, content_hash, fetched_at, links
+      SELECT url, status, etag, last_modified, content_hash, fetched_at, links, encoding
       FROM pages WHERE fingerprint = ?
       """)
     try select.bind(fingerprint, at: 1)
@@ -272,7 +273,7 @@ extension SQLiteStore {
         url: url, fingerprint: fingerprint, status: $0.int(1),
         etag: $0.optionalString(2), lastModified: $0.optionalString(3),
         contentHash: $0.optionalUInt64(4), fetchedAt: Self.date($0.int64(5)),
-        links: LinkList.decode($0.string(6), pageURL: url))
+        links: LinkList.decode($0.string(6), pageURL: url), encoding: $0.optionalString(7))
     }
   }
 

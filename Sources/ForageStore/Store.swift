@@ -220,10 +220,14 @@ public struct PageRecord: Sendable, Hashable {
   /// Absolute out-links found on the page, kept so that a revisit answered
   /// with 304 (or skipped as fresh) can still expand the crawl.
   public var links: [String]
+  /// The encoding the page was decoded with (the Encoding Standard's name,
+  /// such as `"Shift_JIS"`); nil when it was not decoded as HTML.
+  public var encoding: String?
 
   public init(
     url: String, fingerprint: UInt64, status: Int, etag: String? = nil,
-    lastModified: String? = nil, contentHash: UInt64? = nil, fetchedAt: Date, links: [String] = []
+    lastModified: String? = nil, contentHash: UInt64? = nil, fetchedAt: Date, links: [String] = [],
+    encoding: String? = nil
   ) {
     self.url = url
     self.fingerprint = fingerprint
@@ -233,6 +237,7 @@ public struct PageRecord: Sendable, Hashable {
     self.contentHash = contentHash
     self.fetchedAt = fetchedAt
     self.links = links
+    self.encoding = encoding
   }
 }
 

@@ -175,12 +175,12 @@ import ForageTestSupport
     #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
   }
 
-  @Test func test_issue8_query_unknownCharset_exit2_namesTheKnownOnes() throws {
+  @Test func test_issue15_query_unknownCharset_exit2_namesTheClosestLabel() throws {
     let dir = TemporaryDirectory()
     let page = try dir.write("p.html", "<p>hi</p>")
-    let r = try runForage(["query", page, "p", "--charset", "shift_jis"])
+    let r = try runForage(["query", page, "p", "--charset", "shift-jsi"])
     #expect(r.status == 2)
-    #expect(r.stderr.contains(#"unknown charset "shift_jis"; Forage decodes UTF-8, UTF-16LE, UTF-16BE and windows-1252"#))
+    #expect(r.stderr.contains(#"unknown charset "shift-jsi" (did you mean "shift-jis"?)"#))
     #expect(r.stdout.isEmpty)
   }
 

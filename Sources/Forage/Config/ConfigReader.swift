@@ -180,7 +180,7 @@ struct ConfigReader {
     "maxBodySize", "robotsTxt", "retries", "headers", "headersFromEnv", "secretOrigins", "cookies",
   ]
   static let taskKeys = ["id", "kind", "every", "budget", "requiresNetwork", "requiresExternalPower", "sources"]
-  static let sourceKeys = ["name", "url", "urls", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly"]
+  static let sourceKeys = ["name", "url", "urls", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly", "charset"]
   static let fieldKeys = ["css", "pointer", "attr", "all", "type", "regex", "trim", "default", "required"]
   static let crawlKeys = ["follow", "sameHost", "allowedDomains", "include", "exclude", "maxDepth", "maxPages", "revisitAfter"]
 
@@ -358,6 +358,12 @@ struct ConfigReader {
     }
     if let c = bool(m["critical"], at: join(path, "critical")) { source.critical = c }
     if let w = bool(m["wifiOnly"], at: join(path, "wifiOnly")) { source.wifiOnly = w }
+    if let label = string(m["charset"], at: join(path, "charset")) {
+      if let encoding = InputDecoder.encoding(forLabel: label) { source.charset = encoding.rawValue } else {
+        let hint = Spelling.closest(to: label, in: InputDecoder.allLabels).map { " (did you mean \"\($0)\"?)" } ?? ""
+        problem(join(path, "charset"), "unknown charset \"\(label)\"\(hint)")
+      }
+    }
     return name == nil ? nil : source
   }
 

@@ -65,6 +65,7 @@ extension Source {
     var m: [(key: String, value: JSONValue)] = [("name", .string(name))]
     if urls.count == 1 { m.append(("url", .string(urls[0]))) } else { m.append(("urls", .array(urls.map(JSONValue.string)))) }
     if format != .html { m.append(("format", .string(format.rawValue))) }
+    if let charset { m.append(("charset", .string(charset))) }
     if !fields.isEmpty { m.append(("extract", .object(fields.map { ($0.name, $0.rule.jsonValue(format: format)) }))) }
     if let match { m.append(("match", .string(match))) }
     if let items { m.append(("items", .string(items))) }

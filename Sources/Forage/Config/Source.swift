@@ -32,6 +32,14 @@ public struct Source: Sendable, Hashable {
   /// Sources marked Wi-Fi only wait while the network is expensive or
   /// constrained (cellular, Low Data Mode).
   public var wifiOnly: Bool
+  /// The encoding to decode this source's pages with, by name or label
+  /// (`"Shift_JIS"`, `"gbk"`, `"koi8-r"`…), in place of the server's charset
+  /// and the page's `<meta charset>` (a byte order mark still wins); nil
+  /// sniffs each page's encoding. A config file's `charset` is checked
+  /// against the Encoding Standard's labels and stored as the name.
+  ///
+  /// - SeeAlso: <https://encoding.spec.whatwg.org/#names-and-labels>
+  public var charset: String? = nil
 
   public init(
     name: String, urls: [String], format: SourceFormat = .html,

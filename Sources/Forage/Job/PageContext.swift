@@ -156,8 +156,9 @@ final class PageContext: Sendable {
         // Followed a link to an image or a PDF: nothing to extract or follow.
         return ProcessedPage(commit: commit(item, .done, page: page), kind: .fetched, bytes: bytes)
       }
-      // The parser reads the charset parameter of the Content-Type itself.
-      let document = Document.parse(response.body, transportEncoding: response.headers["Content-Type"])
+      // The parser reads the charset parameter of the Content-Type itself; a source's charset takes its place.
+      let document = Document.parse(response.body, transportEncoding: source.source.charset ?? response.headers["Content-Type"])
+      page.encoding = document.encoding
       let wantLinks = source.followsLinks(toDepth: item.depth + 1)
       extraction = Extractor.extractHTML(
         document, url: response.url, canonical: canonical, source: source, wantLinks: wantLinks)
