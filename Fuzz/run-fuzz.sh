@@ -15,6 +15,8 @@
 #   http     response header lines, Set-Cookie, Retry-After and HTTP dates,
 #            the Content-Type charset                                            HTTPFuzz.swift
 #   profile  device profile files (DeviceProfile.decode)                         ProfileFuzz.swift
+#   encoding the Encoding Standard's decoders and labels: valid UTF-8 out,
+#            bounded output, no CR                                               EncodingFuzz.swift
 #
 # Everything is written under .build/fuzz/: modules/ holds the Forage modules
 # compiled with the sanitizers (rebuilt when their sources change), and each
@@ -27,7 +29,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 script=Fuzz/run-fuzz.sh
 
-targets=(html url robots json units http profile)
+targets=(html url robots json units http profile encoding)
 target=html
 if [ $# -gt 0 ] && ! [[ "$1" =~ ^[0-9]+$ ]]; then
   target="$1"
@@ -96,6 +98,11 @@ build_target() {
     # One module: the fuzzer reads ForageHTML's internals directly.
     swiftc "${flags[@]}" -module-name ForageHTML Sources/ForageHTML/*.swift Fuzz/ParserFuzz.swift \
       -o "$dir/html-fuzz" || return 1
+    return
+  fi
+  if [ "$t" = encoding ]; then
+    swiftc "${flags[@]}" -module-name ForageHTML Sources/ForageHTML/*.swift Fuzz/EncodingFuzz.swift \
+      -o "$dir/encoding-fuzz" || return 1
     return
   fi
   local file
@@ -210,6 +217,15 @@ PY
         >"$corpus/seed-2"
       printf 'HTTP/1.1 301 Moved\r\nLocation: /new/../path?q#f\r\nRetry-After: 120\r\nSet-Cookie: id=x; path=/a; domain=example.com\r\n\r\n' \
         >"$corpus/seed-3"
+      ;;
+    encoding)
+      # A first byte per encoding (it picks the encoding), then mixed bytes.
+      local k
+      for k in $(seq 0 39); do
+        printf "\\x$(printf %02x "$k")"'<meta charset=x>\x82\xa0\x1b$B0!\x1b(B\x81\x30\x81\x30\xa4\x40\r\n\xd8\x00' \
+          >"$corpus/seed-$k"
+      done
+      printf 'Shift_JIS\n' >"$corpus/seed-label"
       ;;
     profile)
       printf '%s' '{"name": "night-nurse", "appOpens": [{"at": "19:30", "jitter": "20m", "session": "5m", "probability": 0.9}], "screenSessions": [{"at": "03:00", "jitter": "1h", "session": "10m"}], "charging": [{"from": "09:00", "to": "15:00", "jitter": "30m"}], "network": {"default": "wifi", "windows": [{"from": "18:30", "to": "19:15", "network": "cellular"}]}, "lowPowerMode": [{"from": "04:00", "to": "07:00", "probability": 0.2}], "backgroundAppRefresh": "available", "forceQuitProbability": 0.05}' \
