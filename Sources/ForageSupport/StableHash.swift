@@ -30,8 +30,20 @@ package struct StableHash: Sendable, Hashable {
     state = h
   }
 
+  /// Mixes contiguous bytes into the hash (the loop callers in other modules
+  /// get specialized: a hash per link of every page goes through it).
+  @inlinable package mutating func combine(_ bytes: UnsafeBufferPointer<UInt8>) {
+    var h = state
+    var i = 0
+    while i < bytes.count {
+      h = (h ^ UInt64(bytes[i])) &* StableHash.prime
+      i += 1
+    }
+    state = h
+  }
+
   /// The hash of a string's UTF-8 bytes.
-  package static func of(_ s: String) -> UInt64 {
+  @inlinable package static func of(_ s: String) -> UInt64 {
     var h = StableHash()
     var copy = s
     copy.withUTF8 { h.combine($0) }
@@ -39,7 +51,7 @@ package struct StableHash: Sendable, Hashable {
   }
 
   /// The hash of a byte array.
-  package static func of(_ bytes: [UInt8]) -> UInt64 {
+  @inlinable package static func of(_ bytes: [UInt8]) -> UInt64 {
     var h = StableHash()
     bytes.withUnsafeBufferPointer { h.combine($0) }
     return h.value

@@ -95,7 +95,9 @@ public struct URLCanonicalizer: Sendable, Hashable {
   /// `end` bytes).
   static func fingerprint(ofHref href: String, end: Int = .max) -> UInt64 {
     var fnv = StableHash()
-    fnv.combine(href.utf8.prefix(end))
+    // Over contiguous bytes: this runs for every link of every page.
+    var copy = href
+    copy.withUTF8 { fnv.combine(UnsafeBufferPointer(rebasing: $0.prefix(end))) }
     var h = fnv.value
     h ^= h >> 33
     h &*= 0xff51_afd7_ed55_8ccd
