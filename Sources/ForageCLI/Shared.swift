@@ -10,7 +10,9 @@ import ForageSupport
 ///   (its name goes into the message when there is none).
 func loadConfig(_ path: String, needingTasksFor command: String? = nil, _ out: Terminal) -> ForageConfig? {
   let loaded: ForageConfig
-  do { loaded = try ForageConfig.load(path: path) } catch {
+  do {
+    loaded = try ForageConfig.load(path: path) { out.error("warning: \(path): \($0)") }
+  } catch {
     out.error("\(error)")
     return nil
   }

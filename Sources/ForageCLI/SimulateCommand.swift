@@ -31,10 +31,12 @@ struct SimulateCommand: Command {
     open (median, 95th percentile, worst).
 
     Launches take a duration drawn from the task's recorded runs in the store
-    when there are any (median of the last 50), else a default (about 10s for
-    refresh tasks, 60s for processing tasks). With --live, each launch runs
-    the real job against the real network instead, its budget measured in
-    real time while the virtual clock waits.
+    when there are any (median of the last 50 that did not fail), else a
+    default (about 10s for refresh tasks, 60s for processing tasks). With
+    --live, each launch runs the real job against the real network instead,
+    its budget measured in real time while the virtual clock waits; a source
+    counts as refreshed only when its launch completed its crawl with at
+    least one page answered (the "failed" column counts the others).
     """
 
   var config = Defaults.configFile

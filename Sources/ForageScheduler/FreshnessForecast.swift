@@ -26,6 +26,9 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
     public var tasks: [String]
     /// How many times the source was refreshed.
     public var refreshes: Int
+    /// Launches serving the source that ended without refreshing it (failed,
+    /// cut short before reaching it, or killed): its data kept ageing.
+    public var failures: Int
     /// How many ages were measured (app opens, or hourly samples).
     public var samples: Int
     /// Ages in seconds.
@@ -104,12 +107,14 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
     if opens.isEmpty { opens = Array(stride(from: start + 3600, through: end, by: 3600)) }
     appOpens = sampledHourly ? 0 : opens.count
 
-    // Refresh instants per source, in order.
+    // Refresh instants per source, in order, and the launches that ended
+    // without refreshing a source they serve.
     var refreshTimes: [String: [Double]] = [:]
-    for e in trace.events where e.kind == .completed {
+    var failures: [String: Int] = [:]
+    for e in trace.events where e.kind == .completed || e.kind == .killed {
       guard let id = e.identifier else { continue }
       let refreshed: [String]
-      if let reported = e.refreshedSources {
+      if let reported = e.refreshedSources, e.kind == .completed {
         refreshed = reported
       } else if e.success == true {
         refreshed = taskSources[id] ?? []
@@ -117,6 +122,7 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
         refreshed = []
       }
       for s in refreshed { refreshTimes[s, default: []].append(e.time.timeIntervalSince1970) }
+      for s in taskSources[id] ?? [] where !refreshed.contains(s) { failures[s, default: 0] += 1 }
     }
 
     var sourceRows: [SourceFreshness] = []
@@ -137,7 +143,8 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
       ages.sort()
       let fresh = ages.isEmpty ? nil : Double(ages.filter { $0 < freshWithin.seconds }.count) / Double(ages.count)
       sourceRows.append(SourceFreshness(
-        source: source, tasks: servedBy[source] ?? [], refreshes: times.count, samples: ages.count,
+        source: source, tasks: servedBy[source] ?? [], refreshes: times.count, failures: failures[source] ?? 0,
+        samples: ages.count,
         medianAge: FreshnessForecast.percentile(ages, 0.5), p95Age: FreshnessForecast.percentile(ages, 0.95),
         worstAge: ages.last, freshShare: fresh, samplesNeverRefreshed: never))
     }
@@ -196,6 +203,9 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
         notes.append("\(t.identifier) was most often held back because \(reason.explanation).")
       }
     }
+    for s in sourceRows where s.refreshes > 0 && s.failures >= s.refreshes {
+      notes.append("source \(s.source): \(s.failures) launches serving it ended without refreshing it (failed or cut short), against \(s.refreshes) that did; its data kept ageing.")
+    }
     for s in sourceRows where s.refreshes == 0 {
       notes.append("source \(s.source) was never refreshed in the background: users saw data as old as the last time the app fetched it in the foreground.")
     }
@@ -222,10 +232,10 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
     out.append("")
     out.append("Age of each source's data " + (sampledHourly ? "(hourly samples)" : "when the user opens the app"))
     let width = max(8, (sources.map(\.source.count).max() ?? 0) + 2)
-    out.append(pad("source", width) + lpad("median", 9) + lpad("p95", 9) + lpad("worst", 9) + lpad("fresh<" + TraceFormat.compact(seconds: freshWithin), 10) + lpad("refreshes", 11) + "  tasks")
+    out.append(pad("source", width) + lpad("median", 9) + lpad("p95", 9) + lpad("worst", 9) + lpad("fresh<" + TraceFormat.compact(seconds: freshWithin), 10) + lpad("refreshes", 11) + lpad("failed", 8) + "  tasks")
     for s in sources {
       let fresh = s.freshShare.map { "\(Int(($0 * 100).rounded()))%" } ?? "-"
-      out.append(pad(s.source, width) + lpad(age(s.medianAge), 9) + lpad(age(s.p95Age), 9) + lpad(age(s.worstAge), 9) + lpad(fresh, 10) + lpad("\(s.refreshes)", 11) + "  " + s.tasks.joined(separator: ", "))
+      out.append(pad(s.source, width) + lpad(age(s.medianAge), 9) + lpad(age(s.p95Age), 9) + lpad(age(s.worstAge), 9) + lpad(fresh, 10) + lpad("\(s.refreshes)", 11) + lpad("\(s.failures)", 8) + "  " + s.tasks.joined(separator: ", "))
     }
     out.append("")
     out.append("Launches per task")

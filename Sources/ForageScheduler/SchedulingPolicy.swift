@@ -89,10 +89,14 @@ public struct SchedulingPolicy: Codable, Sendable, Hashable {
   }
 
   /// The time a launch of `kind` for `identifier` may run before it expires.
+  /// An override may shorten a refresh launch but not lengthen it past
+  /// ``appRefreshBudget``: the system, not the app, sets that time.
   ///
   ///     SchedulingPolicy().budget(for: .appRefresh, identifier: "x") // 30 s
   public func budget(for kind: TaskKind, identifier: String) -> Duration {
-    if let override = budgetOverrides[identifier] { return override }
+    if let override = budgetOverrides[identifier] {
+      return kind == .appRefresh ? min(override, appRefreshBudget) : override
+    }
     switch kind {
     case .appRefresh: return appRefreshBudget
     case .processing: return processingBudget

@@ -33,6 +33,17 @@ import ForageTestSupport
     #expect(text.stdout.contains("com.example.crawl"))
   }
 
+  /// Issue 14: a refresh budget past 30 s is clamped, and the command says so
+  /// on standard error without refusing the config.
+  @Test func test_issue14_longRefreshBudget_isAWarning_notAnError() throws {
+    let dir = TemporaryDirectory()
+    let config = try dir.write(
+      "forage.json", SimulateCommandTests.config.replacingOccurrences(of: #""budget": "30s""#, with: #""budget": "10m""#))
+    let a = try runForage(["simulate", "--config", config, "--days", "1"])
+    #expect(a.status == 0, "\(a.stderr)")
+    #expect(a.stderr.contains("warning: \(config): tasks[0].budget: an appRefresh launch gets about 30s"), "\(a.stderr)")
+  }
+
   @Test func test_badProfileAndDays_exit2() throws {
     let dir = TemporaryDirectory()
     let config = try dir.write("forage.json", SimulateCommandTests.config)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ForageHTTP
 import ForageScheduler
 import ForageStore
 import ForageTestSupport
@@ -80,5 +81,36 @@ import ForageTestSupport
     #expect(a.forecast.description == b.forecast.description)
     #expect(a.trace.description == b.trace.description)
     #expect(a.trace.count(.launched) > 0)
+  }
+  /// Issue 14: with unreachable hosts every live launch fetched nothing, yet
+  /// the trace said success, the forecast counted the sources as refreshed,
+  /// and the next model run took those failures as the task's duration.
+  @Test func test_issue14_liveFailedLaunches_areNotFreshData_norDurations() async throws {
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    var fetch = FetchSettings()
+    fetch.robotsTxt = false
+    fetch.retries = 0
+    let config = ForageConfig(
+      fetch: fetch,
+      tasks: [TaskDefinition(id: "t.crawl", kind: .processing, every: .seconds(6 * 3600), budget: .seconds(20),
+                             requiresNetwork: false, sources: ["prices"])],
+      sources: [Source(name: "prices", url: "http://127.0.0.1:9/", extract: ["t": "h1"])])
+    let result = try await Engine.simulate(
+      config: config, store: store, profile: .server, days: 1, seed: 1, live: true)
+    let launches = result.trace.count(.launched, identifier: "t.crawl")
+    #expect(launches >= 2)
+    let completed = result.trace.events(for: "t.crawl").filter { $0.kind == .completed }
+    #expect(completed.count == launches)
+    #expect(completed.allSatisfy { $0.success == false && $0.refreshedSources == [] }, "\(result.trace)")
+    let row = try #require(result.forecast.sources.first { $0.source == "prices" })
+    #expect(row.refreshes == 0)
+    #expect(row.failures == launches)
+    #expect(row.freshShare == 0)
+    #expect(result.forecast.description.contains("failed"))
+    // The failed runs are in the store, and do not become the model's durations.
+    #expect(try await store.runs(limit: 100).filter { $0.task == "t.crawl" }.count == launches)
+    #expect(await Engine.recordedDurations(store, tasks: config.tasks).isEmpty)
+    try await store.close()
   }
 }

@@ -9,11 +9,18 @@ import ForageURL
 /// device profiles in `ConfigReader+DeviceProfile.swift`.
 struct ConfigReader {
   var problems: [ConfigProblem] = []
+  /// Things that are allowed but do not do what they say (a refresh budget
+  /// past what the system gives): reported, never a reason to refuse.
+  var warnings: [ConfigProblem] = []
   /// The config's fetch settings, which a source's `fetch` object amends.
   var fetchBase = FetchSettings()
 
   mutating func problem(_ path: String, _ message: String) {
     problems.append(ConfigProblem(path: path, message: message))
+  }
+
+  mutating func warning(_ path: String, _ message: String) {
+    warnings.append(ConfigProblem(path: path, message: message))
   }
 
   // MARK: Objects with known keys
@@ -276,11 +283,22 @@ struct ConfigReader {
     }
     var kind = TaskKind.appRefresh
     if let k = string(m["kind"], at: join(path, "kind")) {
-      if let parsed = TaskKind(rawValue: k) {
+      let kinds: [TaskKind] = [.appRefresh, .processing]
+      if let parsed = TaskKind(rawValue: k), kinds.contains(parsed) {
         kind = parsed
+      } else if k == TaskKind.continuedProcessing.rawValue {
+        // Refused rather than run as something else: iOS starts one only
+        // from a user action in the foreground, shows its progress and ends
+        // it when progress stops (BGContinuedProcessingTaskRequest), none of
+        // which a config's schedule can express.
+        problem(
+          join(path, "kind"),
+          "continuedProcessing is not supported in a config: iOS starts such a task only from a user action "
+            + "in the foreground and ends it when it stops reporting progress, so it cannot run on a schedule; "
+            + "use \"processing\" (or SimulatedScheduler's continued-processing requests from code)")
       } else {
-        let hint = ConfigReader.closest(to: k, in: TaskKind.allCases.map(\.rawValue)).map { " (did you mean \"\($0)\"?)" } ?? ""
-        problem(join(path, "kind"), "unknown task kind \"\(k)\"\(hint); expected appRefresh, processing or continuedProcessing")
+        let hint = ConfigReader.closest(to: k, in: kinds.map(\.rawValue)).map { " (did you mean \"\($0)\"?)" } ?? ""
+        problem(join(path, "kind"), "unknown task kind \"\(k)\"\(hint); expected appRefresh or processing")
       }
     }
     let sources = strings(m["sources"], at: join(path, "sources")) ?? []
@@ -293,6 +311,16 @@ struct ConfigReader {
     if let e = duration(m["every"], at: join(path, "every")) { task.every = e }
     if let b = duration(m["budget"], at: join(path, "budget")) {
       if b == .zero { problem(join(path, "budget"), "must be more than 0s") } else { task.budget = b }
+    }
+    // The system, not the app, sets a refresh launch's time (about 30 s,
+    // WWDC 2019 "Advances in App Background Execution").
+    let refreshBudget = SchedulerDefaults.appRefreshBudget
+    if kind == .appRefresh && task.budget > refreshBudget {
+      warning(
+        join(path, "budget"),
+        "an appRefresh launch gets about \(Units.format(refreshBudget)) from the system, whatever the app asks; "
+          + "clamped to \(Units.format(refreshBudget)) (use \"kind\": \"processing\" for longer work)")
+      task.budget = refreshBudget
     }
     if let n = bool(m["requiresNetwork"], at: join(path, "requiresNetwork")) { task.requiresNetwork = n }
     if let p = bool(m["requiresExternalPower"], at: join(path, "requiresExternalPower")) { task.requiresExternalPower = p }

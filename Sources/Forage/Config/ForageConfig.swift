@@ -56,23 +56,32 @@ public struct ForageConfig: Sendable, Hashable {
 
   /// Reads and validates a config file.
   ///
+  ///     let config = try ForageConfig.load(path: "forage.json") { print("warning: \($0)") }
+  ///
+  /// - Parameter onWarning: called for each warning: something allowed that
+  ///   does not do what it says (an appRefresh budget past 30 s is clamped).
   /// - Throws: `ConfigError` listing every problem with its path
   ///   (`sources[2].extract.price.css`), or naming the file when it cannot
   ///   be read or is not JSON.
-  public static func load(path: String) throws(ConfigError) -> ForageConfig {
+  public static func load(
+    path: String, onWarning: (ConfigProblem) -> Void = { _ in }
+  ) throws(ConfigError) -> ForageConfig {
     guard let data = FileManager.default.contents(atPath: path) else {
       let exists = FileManager.default.fileExists(atPath: path)
       throw ConfigError(file: path, problems: [
         ConfigProblem(path: "", message: exists ? "cannot read the file" : "no such file")
       ])
     }
-    return try parse(Array(data), file: path)
+    return try parse(Array(data), file: path, onWarning: onWarning)
   }
 
   /// Parses and validates config JSON.
   ///
+  /// - Parameter onWarning: called for each warning (see ``load(path:onWarning:)``).
   /// - Throws: `ConfigError` listing every problem with its path.
-  public static func parse(_ bytes: [UInt8], file: String = "<config>") throws(ConfigError) -> ForageConfig {
+  public static func parse(
+    _ bytes: [UInt8], file: String = "<config>", onWarning: (ConfigProblem) -> Void = { _ in }
+  ) throws(ConfigError) -> ForageConfig {
     let json: JSONValue
     do {
       json = try JSONValue.parse(bytes)
@@ -84,6 +93,7 @@ public struct ForageConfig: Sendable, Hashable {
     if !reader.problems.isEmpty || config == nil {
       throw ConfigError(file: file, problems: reader.problems)
     }
+    reader.warnings.forEach(onWarning)
     return config!
   }
 }

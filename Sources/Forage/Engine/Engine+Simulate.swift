@@ -77,12 +77,18 @@ extension Engine {
   }
 
   /// For each task with recorded runs, a log-normal around the median
-  /// duration of its last 50 finished runs.
+  /// duration of its last 50 finished runs that did the work: failed runs
+  /// (a store error, or every page failed) are left out, as their few
+  /// seconds say nothing about how long the work takes.
   static func recordedDurations(_ store: (any Store)?, tasks: [TaskDefinition]) async -> [String: DurationDistribution] {
     guard let store, let runs = try? await store.runs(limit: 1000) else { return [:] }
     var out: [String: DurationDistribution] = [:]
     for task in tasks {
-      let seconds = runs.filter { $0.task == task.id }.prefix(50).compactMap { run -> Double? in
+      let finished = runs.filter { run in
+        guard run.task == task.id, let summary = run.summary else { return false }
+        return TaskRunner.isRepresentative(summary)
+      }
+      let seconds = finished.prefix(50).compactMap { run -> Double? in
         guard let finished = run.summary?.finishedAt else { return nil }
         return finished.timeIntervalSince(run.startedAt)
       }.sorted()

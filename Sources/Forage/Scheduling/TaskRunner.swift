@@ -101,6 +101,7 @@ public struct TaskRunner: Sendable {
     }
     let plan = LaunchPlan(task: task, config: config, conditions: background.conditions)
     guard !plan.sources.isEmpty else {
+      background.reportRefreshed(sources: [])  // every source waits: none is refreshed
       onFinish?(task, plan, RunSummary())
       return
     }
@@ -109,9 +110,14 @@ public struct TaskRunner: Sendable {
       let summary = try await job.run(
         sources: plan.sources, task: task.id, budget: background.remainingBudget,
         concurrencyLimit: plan.concurrencyLimit, recoveringClaims: false)
-      background.reportRefreshed(sources: summary.stoppedByBudget ? summary.completedSources : plan.sources)
+      let refreshed = TaskRunner.refreshedSources(summary)
+      background.reportRefreshed(sources: refreshed)
       onFinish?(task, plan, summary)
       if summary.stoppedByBudget { throw CancellationError() }
+      // A launch that left a planned source unrefreshed (every page failed,
+      // or its crawl did not complete) did not do its work: it completes
+      // with failure, as Apple's `setTaskCompleted(success: false)`.
+      if !plan.sources.allSatisfy(refreshed.contains) { background.setTaskCompleted(success: false) }
     } catch let error as CancellationError {
       throw error
     } catch {
@@ -119,6 +125,29 @@ public struct TaskRunner: Sendable {
       throw error
     }
   }
+}
+
+extension TaskRunner {
+  /// The sources a launch actually brought up to date: those whose crawl
+  /// completed in the launch with at least one page answered (fetched, not
+  /// modified, or still fresh). A source whose every page failed (an
+  /// unreachable host) is not refreshed, nor is one whose crawl the budget
+  /// cut short.
+  public static func refreshedSources(_ summary: RunSummary) -> [String] {
+    summary.sources.filter { $0.completed && $0.pagesAnswered > 0 }.map(\.name)
+  }
+
+  /// True when a finished run says how long the task's work takes: it did
+  /// not fail, and at least one page was answered. A launch whose every
+  /// page failed ends in moments and says nothing about the work.
+  public static func isRepresentative(_ summary: RunSummary) -> Bool {
+    summary.outcome != .failed && summary.outcome != .running && summary.pagesAnswered > 0
+  }
+}
+
+extension PageTally {
+  /// Pages that came back: fetched, not modified, or still fresh.
+  var pagesAnswered: Int { pagesFetched + pagesNotModified + pagesFresh }
 }
 
 /// What a launch runs, given the conditions it launched under.
