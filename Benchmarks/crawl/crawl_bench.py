@@ -57,6 +57,16 @@ def peak_rss_mib(cmd, **kw):
 
 
 def start_nginx(root, port, workdir):
+    return start_nginx_servers(root, [port], workdir)
+
+
+def start_nginx_servers(root, ports, workdir, directives=None):
+    """Serves `root` on each of `ports`; `directives` maps a port to extra
+    server directives (e.g. `limit_rate 2k;`)."""
+    directives = directives or {}
+    servers = "\n".join(
+        f"  server {{ listen 127.0.0.1:{p}; root {root}; index index.html; {directives.get(p, '')} }}"
+        for p in ports)
     conf = os.path.join(workdir, "nginx.conf")
     with open(conf, "w") as f:
         f.write(f"""
@@ -73,19 +83,22 @@ http {{
   keepalive_requests 100000;
   client_body_temp_path {workdir}/tmp; proxy_temp_path {workdir}/tmp; fastcgi_temp_path {workdir}/tmp;
   uwsgi_temp_path {workdir}/tmp; scgi_temp_path {workdir}/tmp;
-  server {{ listen 127.0.0.1:{port}; root {root}; index index.html; }}
+{servers}
 }}
 """)
     os.makedirs(os.path.join(workdir, "tmp"), exist_ok=True)
     proc = subprocess.Popen(["nginx", "-c", conf, "-p", workdir])
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    sys.exit("nginx did not start; see " + os.path.join(workdir, "nginx-error.log"))
+    for port in ports:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            proc.kill()
+            sys.exit("nginx did not start; see " + os.path.join(workdir, "nginx-error.log"))
+    return proc
 
 
 def crawl_config(base):
