@@ -243,7 +243,7 @@ enum LiveLaunch {
   /// that reports no progress for that long expires with reason `noProgress`.
   static func run(
     _ task: BackgroundTask, handler: LaunchHandler, budget: Duration, grace: Duration,
-    progressTimeout: Duration? = nil, clock: ContinuousClock = ContinuousClock()
+    progressTimeout: Duration? = nil, budgetReason: String = "budget", clock: ContinuousClock = ContinuousClock()
   ) async -> Result {
     let began = clock.now
     start(task, handler: handler)
@@ -256,7 +256,7 @@ enum LiveLaunch {
         if Task.isCancelled { return }
         let now = clock.now
         if now >= deadline {
-          expire(task, reason: "budget", grace: grace)
+          expire(task, reason: budgetReason, grace: grace)
           return
         }
         if let progressTimeout, now >= task.lastProgressAt + progressTimeout {

@@ -47,6 +47,9 @@ public enum SchedulerDefaults {
   public static let maxRefreshAllowance = 12.0
   /// Assumed: an app not opened for this many days gets no refresh launches.
   public static let dormantAfterDays = 8
+  /// Apple (`BGProcessingTaskRequest`): processing runs "as long as the user
+  /// has used the app within the past week".
+  public static let processingRequiresUseWithin: Duration = .seconds(7 * 86_400)
   /// Assumed: with no usage history yet, a refresh runs this long after it
   /// becomes due (and the conditions allow it).
   public static let coldStartDelay: Duration = .seconds(60 * 60)

@@ -111,6 +111,12 @@ public struct DeviceProfile: Codable, Sendable, Hashable {
   public var batteryChargePerHour: Double?
   /// `asSoonAsEligible` for machines that nobody opens (a server).
   public var refreshPlacement: SchedulingPolicy.RefreshPlacement?
+  /// Early expiration of refresh launches, e.g. `"5s"`: a refresh launch on
+  /// this device expires (reason `early`) after this long instead of its
+  /// full budget, as developers report happening. Off when nil (the default).
+  public var earlyRefreshExpiration: String?
+  /// The chance a refresh launch expires early (default 1: every one).
+  public var earlyRefreshExpirationProbability: Double?
 
   /// An empty profile: nothing happens.
   public init(name: String) { self.name = name }

@@ -54,6 +54,9 @@ public struct SchedulingPolicy: Codable, Sendable, Hashable {
   public var maxRefreshAllowance = SchedulerDefaults.maxRefreshAllowance
   /// Assumed: no refresh launches for an app not opened for this many days.
   public var dormantAfterDays = SchedulerDefaults.dormantAfterDays
+  /// Apple: no processing launches for an app not used within this long (a
+  /// week); nil turns the rule off (a server, which nobody opens).
+  public var processingRequiresUseWithin: Duration? = SchedulerDefaults.processingRequiresUseWithin
   /// Assumed: with no usage history, a due refresh runs this long later.
   public var coldStartDelay = SchedulerDefaults.coldStartDelay
   /// Assumed: screen-off time before processing starts on external power.
@@ -85,6 +88,7 @@ public struct SchedulingPolicy: Codable, Sendable, Hashable {
     policy.batteryIdleDelay = .zero
     policy.processingStartJitter = .zero
     policy.killPenalty = .seconds(15 * 60)
+    policy.processingRequiresUseWithin = nil
     return policy
   }
 

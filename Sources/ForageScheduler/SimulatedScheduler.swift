@@ -209,7 +209,8 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
     let policy = engine.withLock { $0.policy }
     let timeout = start.task.kind == .continuedProcessing ? policy.continuedProcessingProgressTimeout : nil
     let result = await LiveLaunch.run(
-      start.task, handler: start.handler, budget: start.budget, grace: policy.expirationGrace, progressTimeout: timeout)
+      start.task, handler: start.handler, budget: start.budget, grace: policy.expirationGrace, progressTimeout: timeout,
+      budgetReason: start.budgetReason)
     engine.withLock { $0.finishLive(start.launch, result) }
   }
 

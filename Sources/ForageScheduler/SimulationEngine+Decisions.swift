@@ -75,7 +75,12 @@ extension SimulationEngine {
       }
       return now >= plan!.launchAt ? .launch : .wait(plan!.launchAt)
     }
-    // Processing: eligible, so the device is idle (the screen off since `off`).
+    // Processing: only for an app used within the past week (Apple,
+    // BGProcessingTaskRequest); the run's start counts as a use.
+    if let window = policy.processingRequiresUseWithin, now - (lastOpen ?? 0) >= window.milliseconds {
+      return .blocked(.appDormant, wake: nil)
+    }
+    // Eligible, so the device is idle (the screen off since `off`).
     guard placement, let off = screenOffSince else { return .launch }
     if plans[id]?.idleWindow != idleWindow {
       let delay = (conditions.isCharging ? policy.idleDelay : policy.batteryIdleDelay).milliseconds

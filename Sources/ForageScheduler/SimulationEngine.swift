@@ -38,6 +38,8 @@ struct SimulationEngine: Sendable {
     let task: BackgroundTask
     let handler: LaunchHandler
     let budget: Duration
+    /// The expiration reason at the budget: `budget`, or `early`.
+    var budgetReason = "budget"
   }
 
   enum Step: Sendable { case advanced, live(LiveStart), done }
@@ -77,6 +79,12 @@ struct SimulationEngine: Sendable {
   var lastRequest: [String: AnyTaskRequest] = [:]
   var opens: [Int64] = []
   var firstOpen: Int64?
+  /// The last app open; nil before the first (the run's start counts as
+  /// the last use then: the app was just installed and opened).
+  var lastOpen: Int64?
+  /// The profile's early expiration of refresh launches, if any.
+  let earlyRefreshExpirationMs: Int64?
+  let earlyRefreshExpirationChance: Double
   var refreshLaunches: [Int64] = []
   var penaltyUntil: Int64 = .min
   var launchCounter = 0
@@ -93,8 +101,14 @@ struct SimulationEngine: Sendable {
 
   init(timeline: DeviceTimeline, policy: SchedulingPolicy, clock: VirtualClock, seed: UInt64) {
     var policy = policy
-    if let placement = timeline.profile?.refreshPlacement { policy.refreshPlacement = placement }
+    if let placement = timeline.profile?.refreshPlacement {
+      policy.refreshPlacement = placement
+      // A device nobody opens (a server) learns no usage, so none gates it.
+      if placement == .asSoonAsEligible { policy.processingRequiresUseWithin = nil }
+    }
     self.policy = policy
+    earlyRefreshExpirationMs = timeline.profile?.earlyRefreshExpiration.flatMap(DeviceProfile.milliseconds)
+    earlyRefreshExpirationChance = timeline.profile?.earlyRefreshExpirationProbability ?? 1
     self.clock = clock
     var master = SeededRandom(seed: seed)
     cursor = TimelineCursor(timeline, seed: master.next())
@@ -184,6 +198,7 @@ struct SimulationEngine: Sendable {
       forceQuit = false
       session += 1
       opens.append(now)
+      lastOpen = now
       if firstOpen == nil { firstOpen = now }
       let horizon = now - Int64(policy.usageHistoryDays) * SimulationEngine.dayMs
       if let first = opens.first, first < horizon { opens.removeAll { $0 < horizon } }
@@ -394,7 +409,14 @@ struct SimulationEngine: Sendable {
     let c = currentConditions
     record(.launched, id, launch: n, reason: forced ? "forced" : nil, conditions: c, earliest: request.earliestBeginDate)
     if request.kind == .appRefresh { refreshLaunches.append(now) }
-    let budget = policy.budget(for: request.kind, identifier: id)
+    var budget = policy.budget(for: request.kind, identifier: id)
+    var budgetReason = "budget"
+    if request.kind == .appRefresh, let early = earlyRefreshExpirationMs, early < budget.milliseconds,
+      random.chance(earlyRefreshExpirationChance)
+    {
+      budget = .milliseconds(early)
+      budgetReason = "early"
+    }
     if let behavior = models[id] {
       if let after = behavior.resubmitAfter {
         var next = lastRequest[id] ?? request
@@ -407,14 +429,14 @@ struct SimulationEngine: Sendable {
       if d <= budget.milliseconds {
         queue.push(now + d, .finish(launch: n, success: success))
       } else {
-        queue.push(now + budget.milliseconds, .expire(launch: n, reason: "budget"))
+        queue.push(now + budget.milliseconds, .expire(launch: n, reason: budgetReason))
       }
     } else if let handler = registry.handlers[id] {
       let deadline = ContinuousClock.now + budget
       let task = BackgroundTask(
         request: request, conditions: c, launchNumber: n, remainingBudget: { deadline - ContinuousClock.now })
       running[id] = Running(launch: n, request: request, start: now, mode: .live(task))
-      pendingLive = LiveStart(launch: n, task: task, handler: handler, budget: budget)
+      pendingLive = LiveStart(launch: n, task: task, handler: handler, budget: budget, budgetReason: budgetReason)
     } else {
       // Only reachable if a handler disappeared; record it as a failed launch.
       record(.completed, id, launch: n, success: false, reason: "no launch handler", duration: 0)

@@ -81,7 +81,7 @@ public enum DeferralReason: String, Codable, Sendable, Hashable, CaseIterable, C
     case .deviceInUse: "the device was in use (processing waits for the screen to be off for a while)"
     case .appInForeground: "the app was in the foreground"
     case .allowanceExhausted: "the app's daily refresh allowance was used up (it grows with use)"
-    case .appDormant: "the app had not been opened for days, so iOS gives it no refresh time"
+    case .appDormant: "the app had not been opened for days, so iOS gives it no background time (processing needs use within the past week)"
     case .penalty: "the app was penalised after a task was killed for ignoring its expiration"
     case .thermal: "the device was too hot"
     case .alreadyRunning: "the previous launch of the same task was still running"

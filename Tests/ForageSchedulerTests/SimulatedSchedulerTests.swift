@@ -324,4 +324,53 @@ import Testing
     #expect(pending.first?.earliestBeginDate == start.addingTimeInterval((8 + 5.0 / 60 + 6) * 3600))
     #expect(s.trace.count(.submitted, identifier: crawlID) == 1)
   }
+  /// Issue 14: Apple's BGProcessingTaskRequest documentation runs processing
+  /// "as long as the user has used the app within the past week"; an app
+  /// never opened got processing runs all year.
+  @Test func test_issue14_processing_needsAppUseWithinThePastWeek() async throws {
+    let s = scripted(.chargingOnWiFi, [DeviceEvent(at: days(20), .appOpened(session: .seconds(60)))])
+    s.register(crawlID, model: ModelBehavior(duration: .constant(.seconds(30)), resubmitAfter: .seconds(6 * 3600)))
+    s.finishLaunching()
+    try s.submit(ProcessingTaskRequest(identifier: crawlID))
+    await s.advance(by: days(30))
+    let launches = s.trace.events(for: crawlID).filter { $0.kind == .launched }.map { hoursSinceStart($0.time) / 24 }
+    #expect(launches.contains { $0 < 7 }, "used at the start: runs in the first week")
+    #expect(!launches.contains { $0 >= 7 && $0 < 20 }, "not used for a week: no processing; \(launches)")
+    #expect(launches.contains { $0 >= 20 && $0 < 27 }, "opened on day 20: runs again")
+    #expect(!launches.contains { $0 >= 27 })
+    #expect(s.trace.deferrals.contains { $0.identifier == crawlID && $0.reason == .appDormant })
+
+    // A server is never opened, and never gated.
+    let server = scripted(.chargingOnWiFi, policy: .server)
+    server.register(crawlID, model: ModelBehavior(duration: .constant(.seconds(30)), resubmitAfter: .seconds(6 * 3600)))
+    server.finishLaunching()
+    try server.submit(ProcessingTaskRequest(identifier: crawlID))
+    await server.advance(by: days(14))
+    #expect(server.trace.events(for: crawlID).filter { $0.kind == .launched && hoursSinceStart($0.time) > 8 * 24 }.count > 10)
+  }
+
+  /// Issue 14: developers report refreshes cut after a few seconds; a
+  /// profile can say so, and a refresh then expires (`early`) at that time.
+  @Test func test_issue14_earlyRefreshExpiration_isAProfileParameter_offByDefault() async throws {
+    func run(_ early: String?) async -> Trace {
+      var profile = DeviceProfile.server
+      profile.earlyRefreshExpiration = early
+      let s = SimulatedScheduler(device: profile, seed: 3, log: .silent)
+      s.register(refreshID, model: ModelBehavior(duration: .constant(.seconds(12)), resubmitAfter: .seconds(3600)))
+      s.finishLaunching()
+      try? s.submit(AppRefreshTaskRequest(identifier: refreshID))
+      await s.advance(by: hours(5.5))
+      return s.trace
+    }
+    let normal = await run(nil)
+    #expect(normal.count(.launched) >= 5)
+    #expect(normal.count(.expired) == 0, "12 s fits the 30 s budget")
+    let early = await run("5s")
+    #expect(early.count(.launched) == normal.count(.launched))
+    let expired = early.events.filter { $0.kind == .expired }
+    #expect(expired.count == early.count(.launched))
+    #expect(expired.allSatisfy { $0.reason == "early" })
+    let launched = early.events.filter { $0.kind == .launched }
+    for (l, e) in zip(launched, expired) { #expect(e.time.timeIntervalSince(l.time) == 5) }
+  }
 }

@@ -48,6 +48,18 @@ private func profileProblems(_ json: String) -> [String] {
     }
   }
 
+  /// Issue 14: early expiration of refresh launches is a profile parameter.
+  @Test func test_issue14_earlyRefreshExpiration_reads_andIsChecked() throws {
+    let p = try DeviceProfile.parse(Array(#"{"name": "x", "earlyRefreshExpiration": "5s", "earlyRefreshExpirationProbability": 0.5}"#.utf8))
+    #expect(p.earlyRefreshExpiration == "5s")
+    #expect(p.earlyRefreshExpirationProbability == 0.5)
+    #expect(try DeviceProfile.parse(Array(#"{"name": "x"}"#.utf8)).earlyRefreshExpiration == nil)
+    let problems = profileProblems(#"{"name": "x", "earlyRefreshExpiration": "soon", "earlyRefreshExpirationProbability": 2}"#)
+    #expect(problems.count == 2, "\(problems)")
+    #expect(problems.contains { $0.hasPrefix("earlyRefreshExpiration:") })
+    #expect(problems.contains { $0.hasPrefix("earlyRefreshExpirationProbability:") })
+  }
+
   @Test func test_profileFile_loadsByPath() throws {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("forage-profile-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

@@ -7,6 +7,7 @@ extension ConfigReader {
   static let profileKeys = [
     "name", "summary", "appOpens", "screenSessions", "charging", "network", "lowPowerMode", "backgroundAppRefresh",
     "forceQuitProbability", "hasBattery", "batteryDrainPerHour", "batteryChargePerHour", "refreshPlacement",
+    "earlyRefreshExpiration", "earlyRefreshExpirationProbability",
   ]
   static let occurrenceKeys = ["at", "jitter", "session", "probability", "weekdaysOnly"]
   static let windowKeys = ["from", "to", "jitter", "probability", "weekdaysOnly"]
@@ -31,6 +32,9 @@ extension ConfigReader {
     p.batteryDrainPerHour = number(m["batteryDrainPerHour"], at: "batteryDrainPerHour", in: 0...1)
     p.batteryChargePerHour = number(m["batteryChargePerHour"], at: "batteryChargePerHour", in: 0...1)
     p.refreshPlacement = choice(m["refreshPlacement"], at: "refreshPlacement", what: "placement")
+    p.earlyRefreshExpiration = profileDuration(m["earlyRefreshExpiration"], at: "earlyRefreshExpiration")
+    p.earlyRefreshExpirationProbability = number(
+      m["earlyRefreshExpirationProbability"], at: "earlyRefreshExpirationProbability", in: 0...1)
     return name == nil ? nil : p
   }
 
