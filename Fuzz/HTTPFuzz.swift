@@ -44,10 +44,13 @@ func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int {
   return era * 146_097 + doe - 719_468
 }
 
-/// The seconds since 1970 of an IMF-fixdate with ordinary fields, or nil.
+/// The seconds since 1970 of an IMF-fixdate with ordinary fields (any day
+/// name: the parser does not check it), or nil.
 func referenceHTTPDate(_ text: String) -> Int? {
   let parts = text.split(separator: " ", omittingEmptySubsequences: false)
-  guard parts.count == 6, parts[5] == "GMT", parts[1].count <= 2, let day = Int(parts[1]),
+  let dayNames = ["Mon,", "Tue,", "Wed,", "Thu,", "Fri,", "Sat,", "Sun,"]
+  guard parts.count == 6, dayNames.contains(String(parts[0])), parts[5] == "GMT", parts[1].count == 2,
+    parts[1].allSatisfy(\.isASCII), let day = Int(parts[1]),
     let year = Int(parts[3]), (1600...9999).contains(year), parts[3].count == 4,
     let month = months.firstIndex(of: String(parts[2])).map({ $0 + 1 })
   else { return nil }
