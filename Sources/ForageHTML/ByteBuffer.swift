@@ -44,6 +44,30 @@ struct ByteBuffer {
     count += b.count
   }
 
+  /// Appends the UTF-8 encoding of scalar `v`, which is not ASCII, with
+  /// one capacity check (the decoders' path for CJK text).
+  @inline(__always)
+  mutating func appendNonASCII(_ v: UInt32) {
+    if count + 4 > capacity { grow(to: count + 4) }
+    let p = base + count
+    if v < 0x800 {
+      p[0] = UInt8(truncatingIfNeeded: 0xC0 | (v >> 6))
+      p[1] = UInt8(truncatingIfNeeded: 0x80 | (v & 0x3F))
+      count += 2
+    } else if v < 0x10000 {
+      p[0] = UInt8(truncatingIfNeeded: 0xE0 | (v >> 12))
+      p[1] = UInt8(truncatingIfNeeded: 0x80 | ((v >> 6) & 0x3F))
+      p[2] = UInt8(truncatingIfNeeded: 0x80 | (v & 0x3F))
+      count += 3
+    } else {
+      p[0] = UInt8(truncatingIfNeeded: 0xF0 | (v >> 18))
+      p[1] = UInt8(truncatingIfNeeded: 0x80 | ((v >> 12) & 0x3F))
+      p[2] = UInt8(truncatingIfNeeded: 0x80 | ((v >> 6) & 0x3F))
+      p[3] = UInt8(truncatingIfNeeded: 0x80 | (v & 0x3F))
+      count += 4
+    }
+  }
+
   mutating func append(contentsOf other: ByteBuffer) {
     append(contentsOf: UnsafeBufferPointer(start: other.base, count: other.count))
   }

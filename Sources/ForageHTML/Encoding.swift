@@ -151,13 +151,14 @@ public enum InputDecoder {
 
   /// Decodes `bytes[start...]` from encoding `e` to normalized UTF-8.
   public static func decode(_ bytes: [UInt8], from start: Int = 0, as e: Encoding) -> [UInt8] {
-    var out: [UInt8] = []
-    out.reserveCapacity(bytes.count - start + 16)
     guard e != .utf8 else {
+      var out: [UInt8] = []
+      out.reserveCapacity(bytes.count - start + 16)
       bytes.withUnsafeBufferPointer { decodeUTF8($0, start, &out) }
       return out
     }
-    var sink = DecodedText(bytes: out)
+    // CJK text grows by half in UTF-8 (two bytes become three).
+    var sink = DecodedText(capacity: (bytes.count - start) * 3 / 2 + 16)
     bytes.withUnsafeBufferPointer { b in
       switch e {
       case .utf8: break
@@ -174,7 +175,7 @@ public enum InputDecoder {
       default: decodeSingleByte(b, start, EncodingIndex.singleByte(e)!, &sink)
       }
     }
-    return sink.bytes
+    return sink.finish()
   }
 
   /// Normalizes newlines of text that is already valid UTF-8.

@@ -9,14 +9,31 @@
 /// - SeeAlso: <https://encoding.spec.whatwg.org/#decoders>
 extension InputDecoder {
   /// Decoded text as UTF-8 with CR and CRLF normalized to LF.
+  ///
+  /// It writes to a `ByteBuffer` (one capacity check per byte, no
+  /// copy-on-write check): through `[UInt8].append` the decoders of CJK
+  /// text spent most of their time in the appends. `finish()` hands the
+  /// bytes over as an array and frees the buffer; call it exactly once.
   struct DecodedText {
-    var bytes: [UInt8]
+    private var buffer: ByteBuffer
     /// The last code point written was a CR (written as LF).
     var afterCR = false
 
+    /// Room for `capacity` bytes to start with (it grows as needed).
+    init(capacity: Int) {
+      buffer = ByteBuffer(capacity: capacity)
+    }
+
+    /// The decoded bytes; frees the buffer.
+    mutating func finish() -> [UInt8] {
+      let bytes = buffer.array
+      buffer.free()
+      return bytes
+    }
+
     @inline(__always) mutating func ascii(_ c: UInt8) {
       if c == 0x0D {
-        bytes.append(0x0A)
+        buffer.append(0x0A)
         afterCR = true
         return
       }
@@ -25,7 +42,7 @@ extension InputDecoder {
         return
       }
       afterCR = false
-      bytes.append(c)
+      buffer.append(c)
     }
 
     @inline(__always) mutating func scalar(_ v: UInt32) {
@@ -34,7 +51,7 @@ extension InputDecoder {
         return
       }
       afterCR = false
-      appendUTF8(v, to: &bytes)
+      buffer.appendNonASCII(v)
     }
 
     /// U+FFFD, the standard's error in replacement mode.
@@ -45,7 +62,7 @@ extension InputDecoder {
       var from = from
       if afterCR && b[from] == 0x0A { from += 1 }
       afterCR = false
-      if from < to { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: b[from..<to])) }
+      if from < to { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: b[from..<to])) }
     }
   }
 
@@ -117,6 +134,8 @@ extension InputDecoder {
   /// Copies the ASCII run (no CR) at `i` and moves past it; true when input remains.
   @inline(__always)
   static func skipASCII(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int, _ out: inout DecodedText) -> Bool {
+    // CJK text is mostly multi-byte characters in a row: no ASCII run to scan.
+    if i < b.count && b[i] >= 0x80 { return true }
     let r = scanPlainASCII(b, i)
     if r > i {
       out.asciiRun(b, i, r)
