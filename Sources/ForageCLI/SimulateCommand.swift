@@ -16,6 +16,10 @@ struct SimulateCommand: Command {
       "commuter, night-charger, heavy-user, rarely-used, server, or a JSON profile file.",
       default: "commuter"),
     .option("--seed", "S", "Random seed; the same seed gives the same trace.", default: "1"),
+    .option(
+      "--seeds", "N",
+      "Run seeds S to S+N-1 and report each figure as the median over them with its p10-p90 range (1 to 1000).",
+      default: "1"),
     .flag("--live", "Run the real jobs (writes to the store)."),
     .option("--store", "PATH", "SQLite file.", default: "the config's, beside the config"),
     .flag("--trace", "Also print every launch, expiration, completion and kill."),
@@ -28,7 +32,9 @@ struct SimulateCommand: Command {
     expiration and kills), with a virtual clock: a year takes about a second.
     Prints launches, expirations and kills per task, and the freshness
     forecast: for each source, the age of its data at each simulated app
-    open (median, 95th percentile, worst).
+    open (median, 95th percentile, worst). One seed is one possible run;
+    with --seeds N each figure is the median over N seeds with the range
+    from the 10th to the 90th percentile.
 
     Launches take a duration drawn from the task's recorded runs in the store
     when there are any (median of the last 50 that did not fail), else a
@@ -43,6 +49,7 @@ struct SimulateCommand: Command {
   var days = 7
   var profile = "commuter"
   var seed: UInt64 = 1
+  var seeds = 1
   var live = false
   var store: String?
   var trace = false
@@ -59,11 +66,20 @@ struct SimulateCommand: Command {
       guard let n = UInt64(s) else { throw UsageError("--seed expects a whole number, not \"\(s)\"") }
       seed = n
     }
+    if let n = try args.option("--seeds") {
+      guard let count = Int(n), count >= 1, count <= 1000 else {
+        throw UsageError("--seeds expects a number from 1 to 1000, not \"\(n)\"")
+      }
+      seeds = count
+    }
     live = args.flag("--live")
     store = try args.option("--store")
     trace = args.flag("--trace")
     json = args.flag("--json")
     try args.expectNoMore()
+    if seeds > 1 && live { throw UsageError("--seeds runs the model once per seed; --live runs the real jobs once, so give one or the other") }
+    if seeds > 1 && trace { throw UsageError("--trace prints one seed's trace; give --seed S without --seeds") }
+    guard seeds == 1 || seed <= UInt64.max - UInt64(seeds - 1) else { throw UsageError("--seed \(seed) with --seeds \(seeds) runs past the largest seed") }
   }
 
   func run(_ out: Terminal) async -> ExitStatus {
@@ -82,6 +98,31 @@ struct SimulateCommand: Command {
       }
     } else {
       opened = nil
+    }
+    if seeds > 1 {
+      let list = (0..<UInt64(seeds)).map { seed + $0 }
+      let spread: ForecastDistribution
+      do {
+        spread = try await Engine.simulate(
+          config: loaded, store: opened, profile: device, days: Double(days), seeds: list,
+          log: SchedulerLog { out.error("forage simulate: \($0)") })
+      } catch {
+        out.error("forage simulate", error)
+        try? await opened?.close()
+        return .jobFailed
+      }
+      if json {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        struct Output: Encodable { var profile: String; var seeds: [UInt64]; var distribution: ForecastDistribution }
+        let data = (try? encoder.encode(Output(profile: device.name, seeds: list, distribution: spread))) ?? Data()
+        out.print(String(decoding: data, as: UTF8.self))
+      } else {
+        out.print("Profile: \(device.name), model durations")
+        out.print(spread.description)
+      }
+      try? await opened?.close()
+      return .ok
     }
     let result: SimulationResult
     do {

@@ -44,6 +44,34 @@ import ForageTestSupport
     #expect(a.stderr.contains("warning: \(config): tasks[0].budget: an appRefresh launch gets about 30s"), "\(a.stderr)")
   }
 
+  /// Issue 14: one seed is one possible year; --seeds N reports each figure
+  /// as the median over the seeds with its p10–p90 range, the same for the
+  /// same seeds.
+  @Test func test_issue14_seeds_reportMedianAndRange_deterministically() throws {
+    let dir = TemporaryDirectory()
+    let config = try dir.write("forage.json", SimulateCommandTests.config)
+    let args = ["simulate", "--config", config, "--days", "14", "--profile", "rarely-used", "--seed", "3", "--seeds", "5"]
+    let a = try runForage(args + ["--json"])
+    #expect(a.status == 0, "\(a.stderr)")
+    let b = try runForage(args + ["--json"])
+    #expect(a.stdout == b.stdout, "same seeds, same distribution")
+    let json = try #require(try JSONSerialization.jsonObject(with: Data(a.stdout.utf8)) as? [String: Any])
+    #expect(json["seeds"] as? [Int] == [3, 4, 5, 6, 7])
+    let spread = try #require(json["distribution"] as? [String: Any])
+    let sources = try #require(spread["sources"] as? [[String: Any]])
+    let prices = try #require(sources.first { $0["source"] as? String == "prices" })
+    let median = try #require(prices["medianAge"] as? [String: Double])
+    let (p10, mid, p90) = (try #require(median["p10"]), try #require(median["median"]), try #require(median["p90"]))
+    #expect(p10 <= mid && mid <= p90)
+    #expect(p10 < p90, "five seeds of a rarely used app do not agree: \(median)")
+
+    let text = try runForage(args)
+    #expect(text.stdout.contains("Freshness forecast: 14.0 days, 5 seeds (3–7)"), "\(text.stdout)")
+    #expect(text.stdout.contains("the median over the seeds, with the 10th–90th percentile range"))
+    #expect(try runForage(args + ["--live"]).status == 2)
+    #expect(try runForage(["simulate", "--config", config, "--seeds", "0"]).status == 2)
+  }
+
   @Test func test_badProfileAndDays_exit2() throws {
     let dir = TemporaryDirectory()
     let config = try dir.write("forage.json", SimulateCommandTests.config)

@@ -86,4 +86,13 @@ func close(_ a: Double?, _ b: Double) -> Bool { a.map { abs($0 - b) < 0.001 } ??
     let back = try JSONDecoder().decode(FreshnessForecast.self, from: data)
     #expect(back.sources == f.sources)
   }
+  /// Issue 14: several seeds sum up as median with the p10–p90 range
+  /// (nearest rank over the seeds).
+  @Test func test_issue14_distribution_isMedianAndP10P90OverSeeds() {
+    let figure = ForecastDistribution.Figure((1...10).map(Double.init).reversed())
+    #expect(figure.median == 5)
+    #expect(figure.p10 == 1)
+    #expect(figure.p90 == 9)
+    #expect(ForecastDistribution.Figure([]).median == nil)
+  }
 }

@@ -68,6 +68,25 @@ extension Engine {
       forecast: FreshnessForecast(trace: scheduler.trace, sources: taskSources), trace: scheduler.trace)
   }
 
+  /// Runs ``simulate(config:store:profile:days:seed:live:transport:log:)``
+  /// in model mode once per seed, in order, and sums the forecasts up as
+  /// distributions: each figure's median over the seeds with its p10–p90
+  /// range. The same seeds give the same distribution.
+  ///
+  ///     let spread = try await Engine.simulate(config: config, store: nil, profile: .rarelyUsed, days: 365, seeds: Array(1...20))
+  ///     print(spread)
+  public static func simulate(
+    config: ForageConfig, store: (any Store)?, profile: DeviceProfile, days: Double, seeds: [UInt64],
+    log: SchedulerLog = .silent
+  ) async throws -> ForecastDistribution {
+    var forecasts: [FreshnessForecast] = []
+    for seed in seeds {
+      let result = try await simulate(config: config, store: store, profile: profile, days: days, seed: seed, log: log)
+      forecasts.append(result.forecast)
+    }
+    return ForecastDistribution(seeds: seeds, forecasts: forecasts)
+  }
+
   /// The model's launch duration for a task with no recorded runs.
   static func defaultDuration(_ kind: TaskKind) -> DurationDistribution {
     switch kind {
