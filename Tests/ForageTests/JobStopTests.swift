@@ -83,4 +83,26 @@ import ForageTestSupport
     let summary = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .milliseconds(400))
     #expect(summary.warnings.contains { $0.contains("no request could start") }, "\(summary.warnings)")
   }
+
+  @Test(.timeLimit(.minutes(2)))
+  func test_cancellingTheJob_stopsItAsTheDeadline_andTheNextRunContinues() async throws {
+    let site = DemoSite(products: 80)
+    let server = try TestServer(site: site)
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    let config = shopConfig(server.baseURL, concurrency: 2, delay: .milliseconds(50))
+    let job = Task {
+      try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(120))
+    }
+    // Cancel while pages are in flight and others wait to be committed.
+    while server.requestCount < 10 { try await Task.sleep(for: .milliseconds(20)) }
+    job.cancel()
+    let first = try await job.value
+    #expect(first.stoppedByBudget && first.completedSources.isEmpty)
+    let second = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(120))
+    #expect(second.completedSources == ["catalog"])
+    #expect(try await allRecords(store).count == 80)
+    for n in 1...80 { #expect(server.requestCount(path: site.productPath(n)) == 1, "product \(n)") }
+  }
 }

@@ -186,7 +186,9 @@ public final class Job: Sendable {
         }
         if machine.isDone { break }
         guard let outcome = try await group.next() else { break }
-        if Task.isCancelled && !machine.stopping { _ = machine.handle(.stopAt) }
+        // Cancelled (an expired background task): stop as at the deadline. Its
+        // actions (a commit of the waiting pages) must be carried out too.
+        let onCancel = Task.isCancelled && !machine.stopping ? machine.handle(.stopAt) : []
         switch outcome {
         case .event(let event):
           actions = machine.handle(event)
@@ -209,6 +211,7 @@ public final class Job: Sendable {
           progress?(summary)
           actions = machine.handle(.committed(linksAdded: result.linksAdded))
         }
+        actions = onCancel + actions
       }
       group.cancelAll()
     }
