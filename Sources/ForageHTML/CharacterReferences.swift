@@ -54,58 +54,10 @@ enum NamedCharacterReferences {
   }()
 
   /// The index of the longest entry whose name is a prefix of
-  /// `p[0 ..< count]`, or nil.
-  ///
-  /// Names are sorted, so the entries starting with the first byte form one
-  /// range (`firstByteRanges`); each candidate length is a binary search
-  /// inside it, longest first.
+  /// `p[0 ..< count]`, or nil (see `NamedReferenceTable.longestMatch`).
   static func longestMatch(_ p: UnsafePointer<UInt8>, _ count: Int) -> Int? {
-    guard count > 0 else { return nil }
-    let t = decoded
-    let r = firstByteRanges[Int(p[0])]
-    guard r.0 < r.1 else { return nil }
-    return t.blob.withUnsafeBufferPointer { blob in
-      t.starts.withUnsafeBufferPointer { starts in
-        var length = count
-        while length > 0 {
-          var lo = Int(r.0), hi = Int(r.1) - 1
-          while lo <= hi {
-            let mid = (lo + hi) >> 1
-            let s = Int(starts[mid])
-            let n = Int(starts[mid + 1]) - s
-            let m = min(n, length)
-            var order = 0
-            var i = 0
-            while i < m {
-              let a = blob[s + i], b = p[i]
-              if a != b { order = a < b ? -1 : 1; break }
-              i += 1
-            }
-            if order == 0 { order = n == length ? 0 : (n < length ? -1 : 1) }
-            if order == 0 { return mid }
-            if order < 0 { lo = mid + 1 } else { hi = mid - 1 }
-          }
-          length -= 1
-        }
-        return nil
-      }
-    }
+    NamedReferenceTable.shared.longestMatch(p, count)
   }
-
-  /// For each first byte, the range of entries starting with it.
-  static let firstByteRanges: [(Int32, Int32)] = {
-    let t = decoded
-    var r = [(Int32, Int32)](repeating: (0, 0), count: 256)
-    var i = 0
-    while i < t.first.count {
-      let b = Int(t.blob[Int(t.starts[i])])
-      var j = i
-      while j < t.first.count && Int(t.blob[Int(t.starts[j])]) == b { j += 1 }
-      r[b] = (Int32(i), Int32(j))
-      i = j
-    }
-    return r
-  }()
 
   /// The index of the entry whose name is exactly `p[0 ..< count]`, or nil.
   static func lookup(_ p: UnsafePointer<UInt8>, _ count: Int, in t: Table) -> Int? {
@@ -131,6 +83,91 @@ enum NamedCharacterReferences {
       }
       return nil
     }
+  }
+}
+
+/// The named character references in plain memory, for the tokenizer: a
+/// lookup has no lazy-global checks and retains no arrays (reading
+/// `NamedCharacterReferences.decoded` copied its four arrays, a retain and a
+/// release each, on every `&name`). The tokenizer keeps a reference to the
+/// one shared instance, which lives for the whole process and is never
+/// written after `init`, hence `@unchecked Sendable`.
+final class NamedReferenceTable: @unchecked Sendable {
+  static let shared = NamedReferenceTable()
+
+  /// All names, concatenated and sorted; name `i` is
+  /// `blob[starts[i] ..< starts[i + 1]]`.
+  private let blob: UnsafeMutablePointer<UInt8>
+  private let starts: UnsafeMutablePointer<Int32>
+  /// The replacement of entry `i`: one or two scalars (second 0 when absent).
+  let first: UnsafeMutablePointer<UInt32>
+  let second: UnsafeMutablePointer<UInt32>
+  /// For each first byte `b`, the entries starting with it:
+  /// `ranges[2b] ..< ranges[2b + 1]`.
+  private let ranges: UnsafeMutablePointer<Int32>
+  /// The longest name, in bytes.
+  let longest: Int
+
+  private init() {
+    let t = NamedCharacterReferences.decoded
+    func copy<E>(_ a: [E]) -> UnsafeMutablePointer<E> {
+      let p = UnsafeMutablePointer<E>.allocate(capacity: max(a.count, 1))
+      a.withUnsafeBufferPointer { if let b = $0.baseAddress { p.initialize(from: b, count: a.count) } }
+      return p
+    }
+    blob = copy(t.blob)
+    starts = copy(t.starts)
+    first = copy(t.first)
+    second = copy(t.second)
+    longest = t.longest
+    var r = [Int32](repeating: 0, count: 512)
+    var i = 0
+    while i < t.first.count {
+      let b = Int(t.blob[Int(t.starts[i])])
+      var j = i
+      while j < t.first.count && Int(t.blob[Int(t.starts[j])]) == b { j += 1 }
+      r[2 * b] = Int32(i)
+      r[2 * b + 1] = Int32(j)
+      i = j
+    }
+    ranges = copy(r)
+  }
+
+  /// The length in bytes of entry `i`'s name.
+  @inline(__always) func length(_ i: Int) -> Int { Int(starts[i + 1] - starts[i]) }
+
+  /// The index of the longest entry whose name is a prefix of
+  /// `p[0 ..< count]`, or nil.
+  ///
+  /// Names are sorted, so the entries starting with the first byte form one
+  /// range; each candidate length is a binary search inside it, longest
+  /// first.
+  func longestMatch(_ p: UnsafePointer<UInt8>, _ count: Int) -> Int? {
+    guard count > 0 else { return nil }
+    let low = Int(ranges[2 * Int(p[0])]), high = Int(ranges[2 * Int(p[0]) + 1])
+    guard low < high else { return nil }
+    var length = count
+    while length > 0 {
+      var lo = low, hi = high - 1
+      while lo <= hi {
+        let mid = (lo + hi) >> 1
+        let s = Int(starts[mid])
+        let n = Int(starts[mid + 1]) - s
+        let m = min(n, length)
+        var order = 0
+        var i = 0
+        while i < m {
+          let a = blob[s + i], b = p[i]
+          if a != b { order = a < b ? -1 : 1; break }
+          i += 1
+        }
+        if order == 0 { order = n == length ? 0 : (n < length ? -1 : 1) }
+        if order == 0 { return mid }
+        if order < 0 { lo = mid + 1 } else { hi = mid - 1 }
+      }
+      length -= 1
+    }
+    return nil
   }
 }
 

@@ -35,6 +35,8 @@ final class Tokenizer {
   /// The known tag names' lookup table (`T.nameTable`), held so each lookup
   /// skips the lazy-global check.
   let tagNames = T.nameTable
+  /// The named character references, held for the same reason.
+  let namedReferences = NamedReferenceTable.shared
 
   // Output queue.
   @exclusivity(unchecked) var pending = TokenQueue()
@@ -107,7 +109,14 @@ final class Tokenizer {
 
   deinit {
     if ownsInput { base.deallocate() }
-    for b in [text, tagName, attrName, attrValue, lastStartTag, tempBuffer, commentData] { b.free() }
+    // One by one: a loop over an array literal allocated the array.
+    text.free()
+    tagName.free()
+    attrName.free()
+    attrValue.free()
+    lastStartTag.free()
+    tempBuffer.free()
+    commentData.free()
     pending.free()
   }
 
@@ -312,12 +321,12 @@ final class Tokenizer {
 
   /// https://html.spec.whatwg.org/#named-character-reference-state
   func namedReference(inAttribute: Bool) {
-    let table = NamedCharacterReferences.decoded
+    let table = namedReferences
     var n = 0
     while pos + n < end && n < table.longest && isAlnum(base[pos + n]) { n += 1 }
     if pos + n < end && base[pos + n] == UInt8(ascii: ";") { n += 1 }
-    let found = NamedCharacterReferences.longestMatch(base + pos, n)
-    let length = found.map { Int(table.starts[$0 + 1] - table.starts[$0]) } ?? 0
+    let found = table.longestMatch(base + pos, n)
+    let length = found.map { table.length($0) } ?? 0
     guard let i = found else {
       // https://html.spec.whatwg.org/#ambiguous-ampersand-state
       appendOut("&", inAttribute)
