@@ -43,10 +43,12 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
   ///   - permittedIdentifiers: the Info.plist list; `nil` permits all.
   ///   - enforcement: `.strict` traps on rule violations as iOS does.
   ///   - traceDeviceChanges: also record every device change in the trace.
+  ///   - log: where rule violations go in lenient mode (a library never
+  ///     prints by itself: pass `.standardError` to see them).
   public init(
     clock: VirtualClock = VirtualClock(), device: DeviceTimeline, policy: SchedulingPolicy = SchedulingPolicy(),
     seed: UInt64 = 0, permittedIdentifiers: [String]? = nil, enforcement: RuleEnforcement = .lenient,
-    traceDeviceChanges: Bool = false, log: SchedulerLog = .standardError
+    traceDeviceChanges: Bool = false, log: SchedulerLog = .silent
   ) {
     var e = SimulationEngine(timeline: device, policy: policy, clock: clock, seed: seed)
     e.registry.permitted = permittedIdentifiers
@@ -62,7 +64,7 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
   public convenience init(
     clock: VirtualClock = VirtualClock(), device profile: DeviceProfile, policy: SchedulingPolicy = SchedulingPolicy(),
     seed: UInt64 = 0, permittedIdentifiers: [String]? = nil, enforcement: RuleEnforcement = .lenient,
-    traceDeviceChanges: Bool = false, log: SchedulerLog = .standardError
+    traceDeviceChanges: Bool = false, log: SchedulerLog = .silent
   ) {
     self.init(
       clock: clock, device: DeviceTimeline(profile: profile), policy: policy, seed: seed,
@@ -73,7 +75,7 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
   public convenience init(
     clock: VirtualClock = VirtualClock(), device conditions: DeviceConditions, policy: SchedulingPolicy = SchedulingPolicy(),
     seed: UInt64 = 0, permittedIdentifiers: [String]? = nil, enforcement: RuleEnforcement = .lenient,
-    traceDeviceChanges: Bool = false, log: SchedulerLog = .standardError
+    traceDeviceChanges: Bool = false, log: SchedulerLog = .silent
   ) {
     self.init(
       clock: clock, device: DeviceTimeline.constant(conditions), policy: policy, seed: seed,

@@ -69,11 +69,13 @@ public final class SystemScheduler: TaskScheduler, Sendable {
   ///   - conditions: where the machine's conditions come from.
   ///   - persistence: where pending requests are kept; `nil` keeps them in memory.
   ///   - permittedIdentifiers: the permitted list; `nil` permits all.
+  ///   - log: where rule violations and persistence failures go (a library
+  ///     never prints by itself: pass `.standardError` to see them).
   ///   - onEvent: called for every trace event (to record task runs in a store).
   public init(
     policy: SchedulingPolicy = .server, conditions: any ConditionsProvider = SystemConditions(),
     persistence: (any PendingRequestPersistence)? = nil, permittedIdentifiers: [String]? = nil,
-    enforcement: RuleEnforcement = .lenient, log: SchedulerLog = .standardError,
+    enforcement: RuleEnforcement = .lenient, log: SchedulerLog = .silent,
     pollInterval: Duration = SchedulerDefaults.systemPollInterval,
     wallClock: @escaping @Sendable () -> Date = { Date() }, onEvent: (@Sendable (TraceEvent) -> Void)? = nil
   ) {
