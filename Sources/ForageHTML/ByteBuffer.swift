@@ -68,6 +68,16 @@ struct ByteBuffer {
     }
   }
 
+  /// Appends up to three bytes packed in `packed` (see
+  /// `EncodingIndex.packedUTF8`): one four-byte store, then the count moves
+  /// by the length in the top byte.
+  @inline(__always)
+  mutating func appendPacked(_ packed: UInt32) {
+    if count + 4 > capacity { grow(to: count + 4) }
+    UnsafeMutableRawPointer(base + count).storeBytes(of: packed.littleEndian, as: UInt32.self)
+    count += Int(packed >> 24)
+  }
+
   mutating func append(contentsOf other: ByteBuffer) {
     append(contentsOf: UnsafeBufferPointer(start: other.base, count: other.count))
   }

@@ -48,6 +48,38 @@ enum EncodingIndex {
     return v == 0 ? nil : UInt32(v)
   }
 
+  /// The code points of pointers `0 ..< count`, each as its UTF-8 bytes
+  /// packed for `ByteBuffer.appendPacked`: the bytes from the lowest
+  /// byte up, the length in the top byte; 0 where there is no code point.
+  /// The two-byte decoders write a character with one load and one store
+  /// instead of a lookup, range checks and an encoding.
+  static func packedUTF8(count: Int, _ codePoint: (Int) -> UInt32?) -> [UInt32] {
+    var table = [UInt32](repeating: 0, count: count)
+    for p in 0..<count {
+      guard let v = codePoint(p) else { continue }
+      if v < 0x80 {
+        table[p] = 1 << 24 | v
+      } else if v < 0x800 {
+        table[p] = 2 << 24 | (0xC0 | v >> 6) | (0x80 | v & 0x3F) << 8
+      } else if v < 0x10000 {
+        table[p] = 3 << 24 | (0xE0 | v >> 12) | (0x80 | (v >> 6) & 0x3F) << 8 | (0x80 | v & 0x3F) << 16
+      }
+      // Four-byte sequences (none in these indexes) would not fit: left out.
+    }
+    return table
+  }
+
+  /// Shift_JIS pointers (at most 11,279) as packed UTF-8: index jis0208
+  /// and the private-use range 8836...10715.
+  ///
+  /// - SeeAlso: <https://encoding.spec.whatwg.org/#shift_jis-decoder>
+  static let shiftJISPacked: [UInt32] = packedUTF8(count: 11_280) { p in
+    p >= 8836 && p <= 10715 ? 0xE000 - 8836 + UInt32(p) : codePoint(jis0208, p)
+  }
+
+  /// Two-byte GBK and gb18030 pointers (at most 23,939) as packed UTF-8.
+  static let gb18030Packed: [UInt32] = packedUTF8(count: 23_940) { codePoint(gb18030, $0) }
+
   /// The code point of `pointer` in index Big5 (which reaches plane 2).
   @inline(__always)
   static func big5CodePoint(_ pointer: Int) -> UInt32? {

@@ -54,6 +54,13 @@ extension InputDecoder {
       buffer.appendNonASCII(v)
     }
 
+    /// A character from a table of `EncodingIndex.packedUTF8` (never
+    /// ASCII, never 0).
+    @inline(__always) mutating func packed(_ p: UInt32) {
+      afterCR = false
+      buffer.appendPacked(p)
+    }
+
     /// U+FFFD, the standard's error in replacement mode.
     @inline(__always) mutating func error() { scalar(0xFFFD) }
 
@@ -154,7 +161,7 @@ extension InputDecoder {
   /// https://encoding.spec.whatwg.org/#gb18030-decoder (GBK decodes the same way)
   static func decodeGB18030(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, _ out: inout DecodedText) {
     let n = b.count
-    let index = EncodingIndex.gb18030
+    let table = EncodingIndex.gb18030Packed
     var i = start
     while i < n {
       guard skipASCII(b, &i, &out) else { break }
@@ -201,12 +208,13 @@ extension InputDecoder {
         continue
       }
       let offset = second < 0x7F ? 0x40 : 0x41
-      if (second >= 0x40 && second <= 0x7E) || (second >= 0x80 && second <= 0xFE),
-        let cp = EncodingIndex.codePoint(index, (Int(first) - 0x81) * 190 + Int(second) - offset)
-      {
-        out.scalar(cp)
-        i += 2
-        continue
+      if (second >= 0x40 && second <= 0x7E) || (second >= 0x80 && second <= 0xFE) {
+        let packed = table[(Int(first) - 0x81) * 190 + Int(second) - offset]
+        if packed != 0 {
+          out.packed(packed)
+          i += 2
+          continue
+        }
       }
       out.error()
       i = afterError(b, i)
@@ -397,7 +405,7 @@ extension InputDecoder {
   /// https://encoding.spec.whatwg.org/#shift_jis-decoder
   static func decodeShiftJIS(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, _ out: inout DecodedText) {
     let n = b.count
-    let jis0208 = EncodingIndex.jis0208
+    let table = EncodingIndex.shiftJISPacked
     var i = start
     while i < n {
       guard skipASCII(b, &i, &out) else { break }
@@ -422,14 +430,10 @@ extension InputDecoder {
       let offset = byte < 0x7F ? 0x40 : 0x41
       let leadOffset = lead < 0xA0 ? 0x81 : 0xC1
       if (byte >= 0x40 && byte <= 0x7E) || (byte >= 0x80 && byte <= 0xFC) {
-        let pointer = (Int(lead) - leadOffset) * 188 + Int(byte) - offset
-        if pointer >= 8836 && pointer <= 10715 {
-          out.scalar(0xE000 - 8836 + UInt32(pointer))
-          i += 2
-          continue
-        }
-        if let cp = EncodingIndex.codePoint(jis0208, pointer) {
-          out.scalar(cp)
+        // The private-use range 8836...10715 is in the table too.
+        let packed = table[(Int(lead) - leadOffset) * 188 + Int(byte) - offset]
+        if packed != 0 {
+          out.packed(packed)
           i += 2
           continue
         }
