@@ -2,7 +2,7 @@
 # Parse benchmark: ForageHTML against selectolax (Lexbor), lxml and html5lib,
 # on the same files, measured the same way, printed side by side.
 #
-#   Benchmarks/run-parse-bench.sh [DIR] [--repeat K] [--select SELECTOR] [--parsers LIST]
+#   Benchmarks/run-parse-bench.sh [DIR] [--repeat K] [--select SELECTOR | --extract] [--parsers LIST]
 #
 # DIR defaults to ../shared/testdata/html-pages (relative to the repository
 # root). Builds forage-bench in release mode (set FORAGE_BENCH to a binary to
@@ -10,13 +10,17 @@
 # Benchmarks/peers/parse_peers.py (which makes Benchmarks/.venv on first use),
 # and prints one table. "Forage ×" is ForageHTML's MB/s divided by the peer's:
 # above 1 means ForageHTML is faster. Both sides include encoding detection
-# (bytes in) and, with --select, the selector time in each pass.
+# (bytes in) and, with --select, the selector time in each pass; with
+# --extract, each side also does the crawl engine's extraction on every page
+# (as on the demo shop's product pages: `forage-bench site DIR`, then
+# DIR/product), for selectolax and lxml only.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="$ROOT/../shared/testdata/html-pages"
 REPEAT=5
 SELECT=""
+EXTRACT=0
 PARSERS="selectolax,lxml,html5lib"
 
 while [ $# -gt 0 ]; do
@@ -25,9 +29,10 @@ while [ $# -gt 0 ]; do
     --repeat=*) REPEAT="${1#*=}"; shift ;;
     --select) SELECT="$2"; shift 2 ;;
     --select=*) SELECT="${1#*=}"; shift ;;
+    --extract) EXTRACT=1; shift ;;
     --parsers) PARSERS="$2"; shift 2 ;;
     --parsers=*) PARSERS="${1#*=}"; shift ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "run-parse-bench.sh: unknown option $1" >&2; exit 2 ;;
     *) DIR="$1"; shift ;;
   esac
@@ -47,13 +52,17 @@ fi
 
 select_args=()
 if [ -n "$SELECT" ]; then select_args=(--select "$SELECT"); fi
+if [ "$EXTRACT" = 1 ]; then
+  select_args+=(--extract)
+  if [ "$PARSERS" = "selectolax,lxml,html5lib" ]; then PARSERS="selectolax,lxml"; fi
+fi
 
 echo "measuring ForageHTML…" >&2
 FORAGE_JSON="$("$BENCH" parse "$DIR" --repeat "$REPEAT" --json "${select_args[@]}")"
 PEERS_JSON="$(python3 "$ROOT/Benchmarks/peers/parse_peers.py" "$DIR" --repeat "$REPEAT" --json \
   --parsers "$PARSERS" "${select_args[@]}")"
 
-FORAGE_JSON="$FORAGE_JSON" PEERS_JSON="$PEERS_JSON" DIR="$DIR" REPEAT="$REPEAT" SELECT="$SELECT" python3 - <<'PY'
+FORAGE_JSON="$FORAGE_JSON" PEERS_JSON="$PEERS_JSON" DIR="$DIR" REPEAT="$REPEAT" SELECT="$SELECT" EXTRACT="$EXTRACT" python3 - <<'PY'
 import json, os
 
 forage = json.loads(os.environ["FORAGE_JSON"])
@@ -63,7 +72,9 @@ select = os.environ["SELECT"]
 rows = [forage] + peers
 
 print(f"{forage['files']} files, {forage['bytes']:,} bytes from {os.environ['DIR']}; "
-      f"median of {os.environ['REPEAT']} passes" + (f"; selector {select!r}" if select else ""))
+      f"median of {os.environ['REPEAT']} passes" + (f"; selector {select!r}" if select else "")
+      + ("; with the crawl engine's extraction" if os.environ["EXTRACT"] == "1" else "")
+      + f"; load average {os.getloadavg()[0]:.2f}")
 print()
 header = "| parser | median s | MB/s | Forage × |"
 rule = "|---|---:|---:|---:|"

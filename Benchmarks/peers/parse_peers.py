@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Measure Python HTML parsers the way `forage-bench parse` measures ForageHTML.
 
-    python3 Benchmarks/peers/parse_peers.py DIR [--repeat K] [--select SEL] [--json]
+    python3 Benchmarks/peers/parse_peers.py DIR [--repeat K] [--select SEL] [--extract] [--json]
                                             [--parsers selectolax,lxml,html5lib]
 
 Every `.html` file of DIR is read into memory once (as bytes); each parser then
 parses all of them from those bytes (so encoding detection is part of the work,
 as for ForageHTML), once untimed to warm up and K timed passes. With --select,
 each pass also runs the CSS selector on every document and counts the matches
-(the selector time is part of the pass). Reported per parser: files, bytes of
+(the selector time is part of the pass). With --extract, each pass also does
+per document what `forage-bench parse --extract` does (the crawl engine's work
+on a demo shop product page): the first `div.product`, the text of the first
+`h1.product-title` and of the first `span.price`, the `data-sku` of the first
+`div.product` (looked up again), and the `href` of every `a[href]`; the
+document is dropped inside the pass. Reported per parser: files, bytes of
 one pass, median pass seconds, MB/s (1 MB = 10^6 bytes) and matches.
 
 Peers:
@@ -116,11 +121,74 @@ def make_html5lib(selector):
     return one_select
 
 
+def make_selectolax_extract():
+    from selectolax.lexbor import LexborHTMLParser
+
+    def one(data):
+        tree = LexborHTMLParser(data)
+        total = 0
+        if tree.css_first("div.product") is not None:
+            total += 1
+        title = tree.css_first("h1.product-title")
+        if title is not None:
+            total += len(title.text())
+        price = tree.css_first("span.price")
+        if price is not None:
+            total += len(price.text())
+        product = tree.css_first("div.product")
+        if product is not None:
+            sku = product.attributes.get("data-sku")
+            if sku is not None:
+                total += len(sku)
+        for link in tree.css("a[href]"):
+            href = link.attributes.get("href")
+            if href is not None:
+                total += len(href)
+        return 0
+
+    return one
+
+
+def make_lxml_extract():
+    import lxml.html
+    from lxml.cssselect import CSSSelector
+
+    product_sel = CSSSelector("div.product", translator="html")
+    title_sel = CSSSelector("h1.product-title", translator="html")
+    price_sel = CSSSelector("span.price", translator="html")
+    links_sel = CSSSelector("a[href]", translator="html")
+
+    def first(sel, root):
+        found = sel(root)
+        return found[0] if found else None
+
+    def one(data):
+        root = lxml.html.document_fromstring(data)
+        total = 0
+        if first(product_sel, root) is not None:
+            total += 1
+        title = first(title_sel, root)
+        if title is not None:
+            total += len(title.text_content())
+        price = first(price_sel, root)
+        if price is not None:
+            total += len(price.text_content())
+        product = first(product_sel, root)
+        if product is not None:
+            total += len(product.get("data-sku") or "")
+        for link in links_sel(root):
+            total += len(link.get("href") or "")
+        return 0
+
+    return one
+
+
 FACTORIES = {"selectolax": make_selectolax, "lxml": make_lxml, "html5lib": make_html5lib}
+EXTRACT_FACTORIES = {"selectolax": make_selectolax_extract, "lxml": make_lxml_extract}
 
 
-def measure(name, pages, repeat, selector):
-    one = FACTORIES[name](selector)
+def measure(name, pages, repeat, selector, extract=False):
+    one = EXTRACT_FACTORIES[name]() if extract else FACTORIES[name](selector)
     errors = 0
 
     def run_pass():
@@ -162,6 +230,8 @@ def main():
     ap.add_argument("directory", help="folder of .html files")
     ap.add_argument("--repeat", type=int, default=5, help="timed passes (default 5)")
     ap.add_argument("--select", help="CSS selector to run on each document")
+    ap.add_argument("--extract", action="store_true",
+                    help="also do the crawl engine's product-page extraction (selectolax and lxml)")
     ap.add_argument("--json", action="store_true", help="print a JSON array")
     ap.add_argument("--parsers", default=",".join(ALL_PARSERS),
                     help="comma-separated subset of " + ",".join(ALL_PARSERS))
@@ -173,6 +243,10 @@ def main():
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
     parsers = [p.strip() for p in args.parsers.split(",") if p.strip()]
+    if args.extract and args.select:
+        ap.error("--extract and --select do not go together")
+    if args.extract:
+        parsers = [p for p in parsers if p in EXTRACT_FACTORIES]
     unknown = [p for p in parsers if p not in FACTORIES]
     if unknown:
         ap.error("unknown parser(s): " + ", ".join(unknown))
@@ -185,7 +259,7 @@ def main():
     for name in parsers:
         if not args.json:
             print(f"measuring {name}…", file=sys.stderr)
-        results.append(measure(name, pages, args.repeat, args.select))
+        results.append(measure(name, pages, args.repeat, args.select, args.extract))
 
     if args.json:
         print(json.dumps(results))
