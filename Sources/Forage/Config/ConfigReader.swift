@@ -187,7 +187,7 @@ struct ConfigReader {
     "maxBodySize", "robotsTxt", "retries", "headers", "headersFromEnv", "secretOrigins", "cookies",
   ]
   static let taskKeys = ["id", "kind", "every", "budget", "requiresNetwork", "requiresExternalPower", "sources"]
-  static let sourceKeys = ["name", "url", "urls", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly", "charset"]
+  static let sourceKeys = ["name", "url", "urls", "feed", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly", "charset"]
   static let fieldKeys = ["css", "pointer", "attr", "all", "type", "regex", "trim", "default", "required"]
   static let crawlKeys = ["follow", "sameHost", "allowedDomains", "include", "exclude", "maxDepth", "maxPages", "revisitAfter"]
 
@@ -334,7 +334,13 @@ struct ConfigReader {
     var urls: [String] = []
     if let u = string(m["url"], at: join(path, "url")) { urls.append(u) }
     if let us = strings(m["urls"], at: join(path, "urls")) { urls += us }
-    if m["url"] == nil && m["urls"] == nil { problem(join(path, "url"), "missing: give \"url\" or \"urls\"") }
+    if let f = string(m["feed"], at: join(path, "feed")) {
+      if m["url"] != nil || m["urls"] != nil { problem(join(path, "feed"), "give \"feed\" or \"url\"/\"urls\", not both") }
+      else if !URLs.isFetchable(f) { problem(join(path, "feed"), "not an absolute http(s) URL: \"\(f)\"") }
+    }
+    if m["url"] == nil && m["urls"] == nil && m["feed"] == nil {
+      problem(join(path, "url"), "missing: give \"url\", \"urls\" or \"feed\"")
+    }
     for (i, u) in urls.enumerated() where !URLs.isFetchable(u) {
       let where_ = m["url"] != nil && i == 0 ? join(path, "url") : "\(join(path, "urls"))[\(m["url"] != nil ? i - 1 : i)]"
       problem(where_, "not an absolute http(s) URL: \"\(u)\"")
@@ -343,10 +349,19 @@ struct ConfigReader {
     var format = SourceFormat.html
     if let f = string(m["format"], at: join(path, "format")) {
       if let parsed = SourceFormat(rawValue: f) { format = parsed } else {
-        problem(join(path, "format"), "unknown format \"\(f)\"; expected \"html\" or \"json\"")
+        problem(join(path, "format"), "unknown format \"\(f)\"; expected \"html\", \"json\" or \"feed\"")
       }
     }
 
+    if m["feed"] != nil && m["url"] == nil && m["urls"] == nil, let f = string(m["feed"], at: join(path, "feed")) {
+      urls = [f]
+      format = .feed
+    }
+    if format == .feed {
+      for key in ["extract", "match", "items", "key", "crawl"] where m[key] != nil {
+        problem(join(path, key), "\"\(key)\" does not apply to feed sources (their fields are fixed)")
+      }
+    }
     var source = Source(name: name ?? "", urls: urls, format: format)
     if let ev = m["extract"] {
       if case .object(let fields) = ev {

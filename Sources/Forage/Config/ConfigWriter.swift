@@ -63,8 +63,12 @@ extension Source {
   /// `base`, the config's settings.
   func jsonValue(base: FetchSettings) -> JSONValue {
     var m: [(key: String, value: JSONValue)] = [("name", .string(name))]
-    if urls.count == 1 { m.append(("url", .string(urls[0]))) } else { m.append(("urls", .array(urls.map(JSONValue.string)))) }
-    if format != .html { m.append(("format", .string(format.rawValue))) }
+    if format == .feed && urls.count == 1 {
+      m.append(("feed", .string(urls[0])))
+    } else {
+      if urls.count == 1 { m.append(("url", .string(urls[0]))) } else { m.append(("urls", .array(urls.map(JSONValue.string)))) }
+      if format != .html { m.append(("format", .string(format.rawValue))) }
+    }
     if let charset { m.append(("charset", .string(charset))) }
     if !fields.isEmpty { m.append(("extract", .object(fields.map { ($0.name, $0.rule.jsonValue(format: format)) }))) }
     if let match { m.append(("match", .string(match))) }
@@ -113,7 +117,9 @@ extension JSONValue {
     switch self {
     case .array(let items) where !items.isEmpty:
       if items.allSatisfy({ if case .string = $0 { return true }; return false }) && serialized().count < 60 {
-        return serialized().replacingOccurrences("\",\"", with: "\", \"")
+        // Each item written alone: replacing "," in the whole text also hit
+        // a string's own escaped quote followed by a comma.
+        return "[" + items.map { $0.serialized() }.joined(separator: ", ") + "]"
       }
       return "[\n" + items.map { inner + $0.pretty(indent: inner) }.joined(separator: ",\n") + "\n" + indent + "]"
     case .object(let members) where !members.isEmpty:

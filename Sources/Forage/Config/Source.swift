@@ -79,6 +79,19 @@ public enum SourceFormat: String, Sendable, Hashable {
   case html
   /// JSON; fields are RFC 6901 JSON Pointers.
   case json
+  /// A feed (RSS, RSS 1.0, Atom or JSON Feed, told apart by the content):
+  /// one record per entry, with fixed fields (`Extractor.feedFields`).
+  case feed
+}
+
+extension Source {
+  /// A feed source: one record per entry of the feed at `feed`, keyed by
+  /// its guid or id, else its link, else a hash of its title and date.
+  ///
+  ///     let news = Source(name: "news", feed: "https://example.com/rss")
+  public init(name: String, feed: String, critical: Bool = false, wifiOnly: Bool = false) {
+    self.init(name: name, urls: [feed], format: .feed, critical: critical, wifiOnly: wifiOnly)
+  }
 }
 
 /// Which links a crawl follows.

@@ -151,6 +151,8 @@ final class PageContext: Sendable {
       } catch {
         extraction.warnings.append("\(response.url.href): not valid JSON: \(error)")
       }
+    case .feed:
+      extraction = Extractor.extractFeed(response.body, url: response.url, contentType: contentType)
     case .html:
       guard contentType.isEmpty || PageContext.isMarkup(contentType) else {
         // Followed a link to an image or a PDF: nothing to extract or follow.

@@ -1,0 +1,60 @@
+import ForageSupport
+import ForageURL
+
+extension Extractor {
+  /// The fields of a feed source's records, in order (their CSV columns).
+  static let feedFields = [
+    "id", "title", "link", "published", "updated", "author", "authorEmail", "authorURL", "summary", "content",
+    "contentType", "categories", "enclosures",
+  ]
+
+  /// One record per entry of a feed; a malformed feed still yields its
+  /// readable entries, with one warning naming what was wrong.
+  static func extractFeed(_ body: [UInt8], url: WebURL, contentType: String?) -> Extraction {
+    var out = Extraction()
+    let feed: Feed
+    do {
+      feed = try Feed.parse(body, url: url, contentType: contentType)
+    } catch {
+      out.warnings.append("\(url.href): not a feed: \(error)")
+      return out
+    }
+    if feed.isMalformed {
+      out.warnings.append("\(url.href): malformed feed (\(feed.problems.joined(separator: "; ")))")
+    }
+    var seen = Set<String>()
+    for entry in feed.entries {
+      var key = recordKey(entry)
+      // Two entries with one key: the later one is told apart by its position.
+      if !seen.insert(key).inserted { key += "#\(seen.count)"; seen.insert(key) }
+      out.records.append(ExtractedRecord(key: key, fields: fields(entry)))
+    }
+    return out
+  }
+
+  /// An entry's identity: its guid or id, else its link, else a stable hash
+  /// of its title and date.
+  static func recordKey(_ e: FeedEntry) -> String {
+    if let id = e.id { return id }
+    if let link = e.link { return link }
+    let basis = (e.title ?? "") + "\n" + (e.published ?? e.updated ?? "") + "\n" + (e.title == nil ? e.summary ?? "" : "")
+    let hash = StableHash.of(basis)
+    return "hash:" + String(hash, radix: 16)
+  }
+
+  /// An entry as a record's fields (`feedFields`; null where absent).
+  static func fields(_ e: FeedEntry) -> JSONValue {
+    func s(_ v: String?) -> JSONValue { v.map(JSONValue.string) ?? .null }
+    let enclosures: [JSONValue] = e.enclosures.map { x in
+      .object([("url", .string(x.url)), ("type", s(x.type)), ("length", x.length.map { .number(Double($0)) } ?? .null)])
+    }
+    let contentType: String? = e.content == nil ? nil : e.contentIsHTML ? "html" : "text"
+    return .object([
+      ("id", s(e.id)), ("title", s(e.title)), ("link", s(e.link)), ("published", s(e.published)),
+      ("updated", s(e.updated)), ("author", s(e.author)), ("authorEmail", s(e.authorEmail)),
+      ("authorURL", s(e.authorURL)), ("summary", s(e.summary)), ("content", s(e.content)),
+      ("contentType", s(contentType)), ("categories", .array(e.categories.map(JSONValue.string))),
+      ("enclosures", .array(enclosures)),
+    ])
+  }
+}
