@@ -46,7 +46,7 @@ public final class BackgroundTask: Sendable {
   private struct State {
     var expirationHandler: (@Sendable () -> Void)?
     var isCancelled = false
-    var expirationReason: String?
+    var expirationReason: ExpirationReason?
     var outcome: TaskOutcome?
     var waiters: [CheckedContinuation<TaskOutcome, Never>] = []
     var refreshedSources: [String]?
@@ -101,7 +101,7 @@ public final class BackgroundTask: Sendable {
   public var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
   /// Why the task expired (budget, device in use, power lost…), if it did.
-  public var expirationReason: String? { state.withLock { $0.expirationReason } }
+  public var expirationReason: ExpirationReason? { state.withLock { $0.expirationReason } }
 
   /// Tells the system the work is done. Only the first call counts.
   ///
@@ -153,7 +153,7 @@ public final class BackgroundTask: Sendable {
   /// Marks the task expired, calls its expiration handler and cancels its
   /// Swift task. Returns false when it had already expired or finished.
   @discardableResult
-  func expire(reason: String) -> Bool {
+  func expire(reason: ExpirationReason) -> Bool {
     typealias Pending = (handler: (@Sendable () -> Void)?, task: Task<Void, Never>?)
     let pending: Pending? = state.withLock { s -> Pending? in
       if s.isCancelled || s.outcome != nil { return nil }
@@ -209,7 +209,7 @@ enum LiveLaunch {
   struct Result: Sendable {
     var outcome: TaskOutcome
     var expired: Bool
-    var expirationReason: String?
+    var expirationReason: ExpirationReason?
     var elapsed: Duration
   }
 
@@ -231,7 +231,7 @@ enum LiveLaunch {
   }
 
   /// Expires `task` now and kills it after `grace` unless it completes.
-  static func expire(_ task: BackgroundTask, reason: String, grace: Duration) {
+  static func expire(_ task: BackgroundTask, reason: ExpirationReason, grace: Duration) {
     guard task.expire(reason: reason) else { return }
     Task {
       try? await Task.sleep(for: grace)
@@ -243,7 +243,7 @@ enum LiveLaunch {
   /// that reports no progress for that long expires with reason `noProgress`.
   static func run(
     _ task: BackgroundTask, handler: LaunchHandler, budget: Duration, grace: Duration,
-    progressTimeout: Duration? = nil, budgetReason: String = "budget", clock: ContinuousClock = ContinuousClock()
+    progressTimeout: Duration? = nil, budgetReason: ExpirationReason = .budget, clock: ContinuousClock = ContinuousClock()
   ) async -> Result {
     let began = clock.now
     start(task, handler: handler)
@@ -260,7 +260,7 @@ enum LiveLaunch {
           return
         }
         if let progressTimeout, now >= task.lastProgressAt + progressTimeout {
-          expire(task, reason: "noProgress", grace: grace)
+          expire(task, reason: .noProgress, grace: grace)
           return
         }
       }

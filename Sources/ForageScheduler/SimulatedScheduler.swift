@@ -20,6 +20,10 @@ import Foundation
 /// virtual clock waits). The same seed, device, policy and tasks give the
 /// same ``trace`` (for model-mode handlers).
 ///
+/// A test changes the device now through ``device`` (`pickUp()`,
+/// `plugIn()`, `network(.cellular)`), and holds a live launch it started
+/// with ``forceLaunch(_:)`` to expire it when it chooses.
+///
 /// Drive it from one task at a time (`advance`, `run`, `launch`,
 /// `forceLaunch`); the other methods may be called from anywhere, including
 /// handlers.
@@ -27,6 +31,9 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
   // All state is in `engine`, behind its lock; live handlers and expiration
   // handlers are called after unlocking.
   private let engine: Locked<SimulationEngine>
+  /// Live launches started by `forceLaunch` and still running; the clock
+  /// waits for them before it moves.
+  private let inFlight = Locked<[Task<Void, Never>]>([])
   private let log: SchedulerLog
   /// How rule violations are handled.
   public let enforcement: RuleEnforcement
@@ -181,6 +188,18 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
   /// Everything that happened so far.
   public var trace: Trace { engine.withLock { $0.trace } }
 
+  /// The device, to change its state now (``SimulatedDevice``):
+  /// `scheduler.device.pickUp()`, `.plugIn()`, `.network(.cellular)`.
+  public var device: SimulatedDevice { SimulatedDevice(scheduler: self) }
+
+  /// Applies a device change at the current time (see ``SimulatedDevice``).
+  func applyNow(_ change: DeviceChange) {
+    engine.withLock { e in
+      e.apply(change)
+      e.needsEvaluation = true
+    }
+  }
+
   /// The identifiers of the launches running now, in order.
   public var runningIdentifiers: [String] { engine.withLock { $0.running.keys.sorted() } }
 
@@ -197,6 +216,7 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
   }
 
   private func drive(until end: Int64) async {
+    await settleInFlight()
     while true {
       let step = engine.withLock { $0.step(until: end) }
       switch step {
@@ -205,6 +225,11 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
       case .live(let start): await runLive(start)
       }
     }
+  }
+
+  /// Waits for the live launches started by `forceLaunch` to end.
+  private func settleInFlight() async {
+    while let run = inFlight.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { await run.value }
   }
 
   private func runLive(_ start: SimulationEngine.LiveStart) async {
@@ -223,6 +248,7 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
   /// the system would have chosen. A live handler runs to its end before this returns.
   @discardableResult
   public func launch(_ identifier: String) async -> LaunchAttempt {
+    await settleInFlight()
     let (attempt, live) = engine.withLock { e in (e.tryLaunch(identifier), e.takePendingLive()) }
     if let live { await runLive(live) }
     return attempt
@@ -231,11 +257,20 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
   /// Launches `identifier` now whatever the rules say, like the debugger
   /// command `_simulateLaunchForTaskWithIdentifier`; uses the pending request,
   /// or the last one submitted.
+  ///
+  /// A live handler starts running in the background and this returns at
+  /// once: expire it through the returned ``SimulatedLaunch`` when the test
+  /// chooses, and await its ``SimulatedLaunch/outcome()``. The virtual clock
+  /// waits for it before moving on.
   @discardableResult
-  public func forceLaunch(_ identifier: String) async -> LaunchAttempt {
+  public func forceLaunch(_ identifier: String) -> SimulatedLaunch {
     let (attempt, live) = engine.withLock { e in (e.forceLaunch(identifier), e.takePendingLive()) }
-    if let live { await runLive(live) }
-    return attempt
+    guard let live else {
+      return SimulatedLaunch(attempt: attempt, identifier: identifier, task: nil, scheduler: self, run: nil)
+    }
+    let run = Task { await self.runLive(live) }
+    inFlight.withLock { $0.append(run) }
+    return SimulatedLaunch(attempt: attempt, identifier: identifier, task: live.task, scheduler: self, run: run)
   }
 
   /// Expires the running launch of `identifier` now, like the debugger
@@ -243,10 +278,15 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
   /// - Returns: `false` when nothing of that identifier is running.
   @discardableResult
   public func expire(_ identifier: String) -> Bool {
-    let (expired, live) = engine.withLock { $0.expireNow(identifier) }
+    expire(identifier, launch: nil)
+  }
+
+  /// Expires the running launch of `identifier` when it is launch `number` (any when nil).
+  func expire(_ identifier: String, launch number: Int?) -> Bool {
+    let (expired, live) = engine.withLock { $0.expireNow(identifier, launch: number) }
     if let live {
       let grace = engine.withLock { $0.policy.expirationGrace }
-      LiveLaunch.expire(live, reason: "forced", grace: grace)
+      LiveLaunch.expire(live, reason: .forced, grace: grace)
     }
     return expired
   }

@@ -8,7 +8,7 @@ struct SimulationEngine: Sendable {
     case sessionEnd(Int)
     case wake
     case finish(launch: Int, success: Bool)
-    case expire(launch: Int, reason: String)
+    case expire(launch: Int, reason: ExpirationReason)
     case respond(launch: Int)
     case kill(launch: Int)
   }
@@ -39,7 +39,7 @@ struct SimulationEngine: Sendable {
     let handler: LaunchHandler
     let budget: Duration
     /// The expiration reason at the budget: `budget`, or `early`.
-    var budgetReason = "budget"
+    var budgetReason = ExpirationReason.budget
   }
 
   enum Step: Sendable { case advanced, live(LiveStart), done }
@@ -175,19 +175,19 @@ struct SimulationEngine: Sendable {
       guard hasBattery else { return }
       batteryAnchor = (now, batteryLevel)
       conditions.isCharging = on
-      if !on { cutShort(where: { $0.requiresExternalPower }, reason: "powerLost") }
+      if !on { cutShort(where: { $0.requiresExternalPower }, reason: .powerLost) }
     case .batteryLevel(let level):
       batteryAnchor = (now, min(1, max(0, level)))
     case .network(let status):
       conditions.network = status
-      if !status.isAvailable { cutShort(where: { $0.requiresNetworkConnectivity && $0.kind == .processing }, reason: "networkLost") }
+      if !status.isAvailable { cutShort(where: { $0.requiresNetworkConnectivity && $0.kind == .processing }, reason: .networkLost) }
     case .lowPowerMode(let on):
       conditions.isLowPowerModeEnabled = on
     case .backgroundAppRefresh(let status):
       conditions.backgroundRefreshStatus = status
     case .thermalState(let state):
       conditions.thermalState = state
-      if state >= .critical { cutShort(where: { $0.kind != .continuedProcessing }, reason: "thermal") }
+      if state >= .critical { cutShort(where: { $0.kind != .continuedProcessing }, reason: .thermal) }
     case .screen(let on):
       let wasOn = screenOn
       screenHolds = on ? screenHolds + 1 : max(0, screenHolds - 1)
@@ -214,7 +214,7 @@ struct SimulationEngine: Sendable {
   mutating func screenChanged(wasOn: Bool) {
     if screenOn && !wasOn {
       screenOffSince = nil
-      cutShort(where: { $0.kind == .processing }, reason: "deviceInUse")
+      cutShort(where: { $0.kind == .processing }, reason: .deviceInUse)
     } else if !screenOn && wasOn {
       screenOffSince = now
       idleWindow += 1
@@ -235,7 +235,7 @@ struct SimulationEngine: Sendable {
   }
 
   /// Expires running model launches matching `predicate` (processing cut short).
-  mutating func cutShort(where predicate: (AnyTaskRequest) -> Bool, reason: String) {
+  mutating func cutShort(where predicate: (AnyTaskRequest) -> Bool, reason: ExpirationReason) {
     for id in running.keys.sorted() {
       guard let r = running[id], !r.expired, predicate(r.request), case .model = r.mode else { continue }
       expire(launch: r.launch, reason: reason)
@@ -344,11 +344,11 @@ struct SimulationEngine: Sendable {
 
   /// Expires a model launch: it completes after its response time, or is
   /// killed after the grace when it ignores expiration.
-  mutating func expire(launch: Int, reason: String) {
+  mutating func expire(launch: Int, reason: ExpirationReason) {
     guard let id = runningID(launch), var r = running[id], !r.expired else { return }
     r.expired = true
     running[id] = r
-    record(.expired, id, launch: launch, reason: reason)
+    record(.expired, id, launch: launch, reason: reason.rawValue)
     switch r.mode {
     case .model(let behavior, _):
       if behavior.honorsExpiration {
@@ -384,7 +384,7 @@ struct SimulationEngine: Sendable {
     guard let id = runningID(launch), let r = running.removeValue(forKey: id) else { return }
     guard case .live(let task) = r.mode else { return }
     if result.expired && !r.expired {
-      record(.expired, id, launch: launch, reason: result.expirationReason ?? "budget")
+      record(.expired, id, launch: launch, reason: (result.expirationReason ?? .budget).rawValue)
     }
     switch result.outcome {
     case .completed(let success):
@@ -410,12 +410,12 @@ struct SimulationEngine: Sendable {
     record(.launched, id, launch: n, reason: forced ? "forced" : nil, conditions: c, earliest: request.earliestBeginDate)
     if request.kind == .appRefresh { refreshLaunches.append(now) }
     var budget = policy.budget(for: request.kind, identifier: id)
-    var budgetReason = "budget"
+    var budgetReason = ExpirationReason.budget
     if request.kind == .appRefresh, let early = earlyRefreshExpirationMs, early < budget.milliseconds,
       random.chance(earlyRefreshExpirationChance)
     {
       budget = .milliseconds(early)
-      budgetReason = "early"
+      budgetReason = .early
     }
     if let behavior = models[id] {
       if let after = behavior.resubmitAfter {
@@ -466,9 +466,9 @@ struct SimulationEngine: Sendable {
 
   /// Expires the running launch of `identifier` now.
   /// Returns the live task to expire after unlocking, if the launch is live.
-  mutating func expireNow(_ identifier: String) -> (expired: Bool, live: BackgroundTask?) {
-    guard let r = running[identifier], !r.expired else { return (false, nil) }
-    expire(launch: r.launch, reason: "forced")
+  mutating func expireNow(_ identifier: String, launch number: Int? = nil) -> (expired: Bool, live: BackgroundTask?) {
+    guard let r = running[identifier], !r.expired, number == nil || r.launch == number else { return (false, nil) }
+    expire(launch: r.launch, reason: .forced)
     if case .live(let task) = r.mode { return (true, task) }
     return (true, nil)
   }

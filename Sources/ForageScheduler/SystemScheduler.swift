@@ -274,7 +274,7 @@ public final class SystemScheduler: TaskScheduler, Sendable {
     let now = wallClock()
     let id = launch.task.identifier, n = launch.task.launchNumber
     if result.expired {
-      emit(TraceEvent(time: now, kind: .expired, identifier: id, launch: n, reason: result.expirationReason ?? "budget"))
+      emit(TraceEvent(time: now, kind: .expired, identifier: id, launch: n, reason: (result.expirationReason ?? .budget).rawValue))
     }
     switch result.outcome {
     case .completed(let success):
@@ -330,13 +330,13 @@ public final class SystemScheduler: TaskScheduler, Sendable {
         await wake.wait(timeout: wait)
         if Task.isCancelled { break }
       }
-      stopRunning(reason: "shutdown")
+      stopRunning(reason: .shutdown)
       await group.waitForAll()
     }
   }
 
   /// Expires every running launch now (each gets the grace to complete).
-  public func stopRunning(reason: String = "stopped") {
+  public func stopRunning(reason: ExpirationReason = .stopped) {
     let tasks = state.withLock { s in s.running.keys.sorted().compactMap { s.running[$0] } }
     for t in tasks { LiveLaunch.expire(t, reason: reason, grace: policy.expirationGrace) }
   }

@@ -79,7 +79,7 @@ import Testing
     await s.advance(by: hours(3))
     #expect(s.trace.count(.launched) == 0)
     #expect(await s.launch(refreshID) == .deferred(.noNetwork))
-    #expect(await s.forceLaunch(refreshID) == .launched(1))
+    #expect(s.forceLaunch(refreshID).attempt == .launched(1))
     await s.advance(by: .seconds(10))
     let launched = try #require(s.trace.events(for: refreshID).first { $0.kind == .launched })
     #expect(launched.reason == "forced")
@@ -178,6 +178,27 @@ import Testing
     #expect(completed.success == false)
   }
 
+  @Test func test_devicePickUp_expiresRunningProcessingNow() async throws {
+    let s = scripted(.chargingOnWiFi)
+    s.register(crawlID, model: ModelBehavior(duration: .constant(.seconds(200))))
+    s.finishLaunching()
+    try s.submit(ProcessingTaskRequest(identifier: crawlID))
+    #expect(s.forceLaunch(crawlID).attempt == .launched(1))
+    await s.advance(by: .seconds(10))
+    s.device.pickUp()
+    let expired = try #require(s.trace.events(for: crawlID).first { $0.kind == .expired })
+    #expect(expired.expirationReason == .deviceInUse)
+    #expect(expired.time == start.addingTimeInterval(10))
+    try s.submit(ProcessingTaskRequest(identifier: crawlID))
+    await s.advance(by: hours(1))
+    #expect(await s.launch(crawlID) == .deferred(.deviceInUse))
+    s.device.putDown()
+    s.device.unplug()
+    s.device.battery(0.1)
+    #expect(await s.launch(crawlID) == .deferred(.lowBattery))
+    #expect(s.conditions.isCharging == false)
+  }
+
   @Test func test_expirationIgnored_killedAfterGraceAndPenalised() async throws {
     var policy = SchedulingPolicy()
     policy.refreshPlacement = .asSoonAsEligible
@@ -218,7 +239,7 @@ import Testing
     s.register(crawlID, model: ModelBehavior(duration: .constant(.seconds(200))))
     s.finishLaunching()
     try s.submit(ProcessingTaskRequest(identifier: crawlID))
-    #expect(await s.forceLaunch(crawlID) == .launched(1))
+    #expect(s.forceLaunch(crawlID).attempt == .launched(1))
     #expect(s.expire(crawlID))
     #expect(s.expire(crawlID) == false)
     await s.advance(by: .seconds(5))
@@ -242,7 +263,7 @@ import Testing
     }
     #expect(s.trace.count(.launched) >= 5)
     #expect(s.trace.deferrals.contains { $0.reason == .alreadyRunning })
-    #expect(await s.forceLaunch(refreshID) == .deferred(.alreadyRunning) || s.runningIdentifiers.isEmpty)
+    #expect(s.forceLaunch(refreshID).attempt == .deferred(.alreadyRunning) || s.runningIdentifiers.isEmpty)
   }
 
   @Test func test_allowanceGrowsWithUse() {
