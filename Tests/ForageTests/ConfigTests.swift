@@ -175,6 +175,24 @@ func problems(_ json: String) -> [ConfigProblem] {
   }
 }
 
+/// Configs written as JSON text (`jsonText`, `JSONValue.pretty`).
+@Suite struct ConfigWriterTests {
+  /// Found with the JSON fuzzer's round-trip check: a short array of strings
+  /// was written on one line by replacing `","` with `", "` in its text, which
+  /// also hit a string ending in an escaped quote and a comma (`x",`).
+  @Test func test_pretty_shortStringArray_readsBackEqual() throws {
+    let value = JSONValue.array([.string("x\","), .string("y"), .string("\",\"")])
+    #expect(try JSONValue.parse(value.pretty()) == value)
+    #expect(JSONValue.array([.string("a"), .string("b")]).pretty() == #"["a", "b"]"#)
+    let config = try ForageConfig.parse(Array(#"""
+      {"removeQueryParameters": ["utm_*", "a\",", "b"],
+       "sources": [{"name": "s", "url": "https://example.com/"}]}
+      """#.utf8))
+    let again = try ForageConfig.parse(Array(config.jsonText.utf8))
+    #expect(again.removeQueryParameters == ["utm_*", "a\",", "b"])
+  }
+}
+
 @Suite struct UnitsTests {
   @Test func test_durations() {
     #expect(Units.duration("500ms") == .milliseconds(500))
