@@ -63,8 +63,12 @@ extension Source {
   /// `base`, the config's settings.
   func jsonValue(base: FetchSettings) -> JSONValue {
     var m: [(key: String, value: JSONValue)] = [("name", .string(name))]
-    if urls.count == 1 { m.append(("url", .string(urls[0]))) } else { m.append(("urls", .array(urls.map(JSONValue.string)))) }
-    if format != .html { m.append(("format", .string(format.rawValue))) }
+    if format == .feed && urls.count == 1 {
+      m.append(("feed", .string(urls[0])))
+    } else {
+      if urls.count == 1 { m.append(("url", .string(urls[0]))) } else { m.append(("urls", .array(urls.map(JSONValue.string)))) }
+      if format != .html { m.append(("format", .string(format.rawValue))) }
+    }
     if let charset { m.append(("charset", .string(charset))) }
     if !fields.isEmpty { m.append(("extract", .object(fields.map { ($0.name, $0.rule.jsonValue(format: format)) }))) }
     if let match { m.append(("match", .string(match))) }
