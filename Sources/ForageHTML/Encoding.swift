@@ -379,23 +379,29 @@ public enum InputDecoder {
         && toLower(at(i + 3)) == UInt8(ascii: "t") && toLower(at(i + 4)) == UInt8(ascii: "a")
         && (isHTMLWhitespace(at(i + 5)) || at(i + 5) == slash) {
         i += 5
-        var seen: [[UInt8]] = []
+        // The attribute list only matters for the three names read below:
+        // a repeated one is skipped, as the spec's list check does.
+        var seenHTTPEquiv = false, seenContent = false, seenCharset = false
         var gotPragma = false
         var needPragma: Bool? = nil
         var charset: Encoding?? = nil
         while attribute(b, &i, name: &name, value: &value, collect: true) {
-          if seen.contains(name) { continue }
-          seen.append(name)
-          if name.elementsEqual("http-equiv".utf8) {
-            if value.elementsEqual("content-type".utf8) { gotPragma = true }
-          } else if name.elementsEqual("content".utf8) {
+          if bytesEqual(name, "http-equiv") {
+            if seenHTTPEquiv { continue }
+            seenHTTPEquiv = true
+            if bytesEqual(value, "content-type") { gotPragma = true }
+          } else if bytesEqual(name, "content") {
+            if seenContent { continue }
+            seenContent = true
             if charset == nil, let found = value.withUnsafeBufferPointer({ v in
               extractCharset(v).map { encoding(forLabelBytes: UnsafeBufferPointer(rebasing: v[$0])) }
             }) {
               charset = .some(found)
               needPragma = true
             }
-          } else if name.elementsEqual("charset".utf8) {
+          } else if bytesEqual(name, "charset") {
+            if seenCharset { continue }
+            seenCharset = true
             charset = .some(value.withUnsafeBufferPointer { encoding(forLabelBytes: $0) })
             needPragma = false
           }
@@ -416,6 +422,15 @@ public enum InputDecoder {
       i += 1
     }
     return nil
+  }
+
+  /// True when `bytes` are the bytes of `s`.
+  @inline(__always)
+  static func bytesEqual(_ bytes: [UInt8], _ s: StaticString) -> Bool {
+    guard bytes.count == s.utf8CodeUnitCount else { return false }
+    let p = s.utf8Start
+    for k in 0..<bytes.count where bytes[k] != p[k] { return false }
+    return true
   }
 
   /// Reads one attribute at `i`; false when there is none (end of tag or

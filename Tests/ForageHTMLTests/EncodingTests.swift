@@ -48,6 +48,15 @@ import Testing
     #expect(Document.parse(d).encoding == "UTF-8")
   }
 
+  @Test func test_metaPrescan_repeatedAttributeIsSkipped() {
+    // The first charset of a <meta> counts; a repeated one is skipped.
+    let a = Array("<meta charset=koi8-r charset=utf-8><p>".utf8) + [0xC1]
+    #expect(Document.parse(a).encoding == "KOI8-R")
+    // A repeated http-equiv cannot make the pragma the first one did not.
+    let b = Array("<meta http-equiv=refresh http-equiv=content-type content='text/html; charset=koi8-r'><p>".utf8) + [0xC1]
+    #expect(Document.parse(b).encoding == "windows-1252")
+  }
+
   @Test func test_bom_winsOverEverything() {
     let utf8 = [0xEF, 0xBB, 0xBF] + Array("<p>é".utf8)
     let doc = Document.parse(utf8, transportEncoding: "windows-1252")
