@@ -20,6 +20,9 @@ struct SimulateCommand: Command {
       "--seeds", "N",
       "Run seeds S to S+N-1 and report each figure as the median over them with its p10-p90 range (1 to 1000).",
       default: "1"),
+    .flag(
+      "--refresh-on-open",
+      "The app fetches every source when the user opens it: each open counts as a refresh (the profile's refreshOnOpen)."),
     .flag("--live", "Run the real jobs (writes to the store)."),
     .option("--store", "PATH", "SQLite file.", default: "the config's, beside the config"),
     .flag("--trace", "Also print every launch, expiration, completion and kill."),
@@ -43,6 +46,10 @@ struct SimulateCommand: Command {
     its budget measured in real time while the virtual clock waits; a source
     counts as refreshed only when its launch completed its crawl with at
     least one page answered (the "failed" column counts the others).
+
+    With --refresh-on-open, the age at an open is what the user sees before
+    the app's own fetch on opening lands: the time since the later of the
+    last background refresh and the previous open (assumed to succeed).
     """
 
   var config = Defaults.configFile
@@ -51,6 +58,7 @@ struct SimulateCommand: Command {
   var seed: UInt64 = 1
   var seeds = 1
   var live = false
+  var refreshOnOpen = false
   var store: String?
   var trace = false
   var json = false
@@ -72,6 +80,7 @@ struct SimulateCommand: Command {
       }
       seeds = count
     }
+    refreshOnOpen = args.flag("--refresh-on-open")
     live = args.flag("--live")
     store = try args.option("--store")
     trace = args.flag("--trace")
@@ -84,11 +93,12 @@ struct SimulateCommand: Command {
 
   func run(_ out: Terminal) async -> ExitStatus {
     guard let loaded = loadConfig(config, needingTasksFor: "simulate", out) else { return .badInput }
-    let device: DeviceProfile
+    var device: DeviceProfile
     do { device = try DeviceProfile.named(orPath: profile) } catch {
       out.error("forage simulate", error)
       return .badInput
     }
+    if refreshOnOpen { device.refreshOnOpen = true }
     let location = store ?? Engine.storeLocation(for: loaded, configPath: config)
     let opened: (any Store)?
     if live || FileManager.default.fileExists(atPath: location) {

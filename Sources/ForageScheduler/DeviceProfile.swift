@@ -117,6 +117,11 @@ public struct DeviceProfile: Codable, Sendable, Hashable {
   public var earlyRefreshExpiration: String?
   /// The chance a refresh launch expires early (default 1: every one).
   public var earlyRefreshExpirationProbability: Double?
+  /// The app fetches its sources in the foreground every time the user opens
+  /// it (as most apps do), so the forecast counts each open as a refresh of
+  /// every source: the age at an open is then the time since the later of
+  /// the last background refresh and the previous open. Off when nil.
+  public var refreshOnOpen: Bool?
 
   /// An empty profile: nothing happens.
   public init(name: String) { self.name = name }

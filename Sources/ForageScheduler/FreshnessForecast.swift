@@ -17,6 +17,12 @@ import Foundation
 /// or a model-mode launch cut short after reaching it). Before its first
 /// refresh, a source's age counts from the start of the trace. With no app
 /// opens in the trace (a server), ages are sampled every hour instead.
+///
+/// With `refreshOnOpen` (the app fetches in the foreground when opened),
+/// each open also counts as a refresh of every source, after its age is
+/// measured: the age at an open is what the user sees before that fetch
+/// lands, the time since the later of the last background refresh and the
+/// previous open.
 public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
   /// The ages of one source's data at the moments the user looked.
   public struct SourceFreshness: Codable, Sendable, Hashable {
@@ -77,6 +83,8 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
   public var sampledHourly: Bool
   /// The threshold for ``SourceFreshness/freshShare``, in seconds.
   public var freshWithin: Double
+  /// True when every app open counted as a foreground refresh of every source.
+  public var refreshOnOpen: Bool
   /// Per source, by name.
   public var sources: [SourceFreshness]
   /// Per task, by identifier.
@@ -90,7 +98,12 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
   ///   - trace: a scheduler's trace.
   ///   - sources: for each task identifier, the sources it serves.
   ///   - freshWithin: the age under which data counts as fresh (default one hour).
-  public init(trace: Trace, sources taskSources: [String: [String]], freshWithin: Duration = .seconds(3600)) {
+  ///   - refreshOnOpen: the app fetches every source in the foreground when
+  ///     the user opens it, so each open refreshes them after its age is measured.
+  public init(
+    trace: Trace, sources taskSources: [String: [String]], freshWithin: Duration = .seconds(3600),
+    refreshOnOpen: Bool = false
+  ) {
     let start = trace.start.timeIntervalSince1970
     let end = max(trace.end.timeIntervalSince1970, trace.events.last?.time.timeIntervalSince1970 ?? start)
     days = (end - start) / 86_400
@@ -106,6 +119,9 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
     sampledHourly = opens.isEmpty
     if opens.isEmpty { opens = Array(stride(from: start + 3600, through: end, by: 3600)) }
     appOpens = sampledHourly ? 0 : opens.count
+    // Hourly samples are no app opens, so they refresh nothing.
+    self.refreshOnOpen = refreshOnOpen && !sampledHourly
+    let opensRefresh = self.refreshOnOpen
 
     // Refresh instants per source, in order, and the launches that ended
     // without refreshing a source they serve.
@@ -139,6 +155,7 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
         }
         if last == nil { never += 1 }
         ages.append(open - (last ?? start))
+        if opensRefresh { last = open }  // the foreground fetch, after the user saw the old data
       }
       ages.sort()
       let fresh = ages.isEmpty ? nil : Double(ages.filter { $0 < freshWithin.seconds }.count) / Double(ages.count)
@@ -207,7 +224,11 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
       notes.append("source \(s.source): \(s.failures) launches serving it ended without refreshing it (failed or cut short), against \(s.refreshes) that did; its data kept ageing.")
     }
     for s in sourceRows where s.refreshes == 0 {
-      notes.append("source \(s.source) was never refreshed in the background: users saw data as old as the last time the app fetched it in the foreground.")
+      if self.refreshOnOpen {
+        notes.append("source \(s.source) was never refreshed in the background: at each open users saw the data of their previous open until the app's own fetch finished.")
+      } else {
+        notes.append("source \(s.source) was never refreshed in the background: users saw data as old as the last time the app fetched it in the foreground.")
+      }
     }
     if sampledHourly && !trace.events.isEmpty {
       notes.append("the trace has no app opens, so ages were sampled every hour.")
@@ -230,7 +251,9 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
     let span = String(format: "%.1f", days)
     out.append("Freshness forecast: \(span) days, " + (sampledHourly ? "no app opens (ages sampled hourly)" : "\(appOpens) app opens"))
     out.append("")
-    out.append("Age of each source's data " + (sampledHourly ? "(hourly samples)" : "when the user opens the app"))
+    out.append(
+      "Age of each source's data " + (sampledHourly ? "(hourly samples)" : "when the user opens the app")
+        + (refreshOnOpen ? " (before its own fetch on opening lands)" : ""))
     let width = max(8, (sources.map(\.source.count).max() ?? 0) + 2)
     out.append(pad("source", width) + lpad("median", 9) + lpad("p95", 9) + lpad("worst", 9) + lpad("fresh<" + TraceFormat.compact(seconds: freshWithin), 10) + lpad("refreshes", 11) + lpad("failed", 8) + "  tasks")
     for s in sources {

@@ -44,6 +44,34 @@ import ForageTestSupport
     #expect(a.stderr.contains("warning: \(config): tasks[0].budget: an appRefresh launch gets about 30s"), "\(a.stderr)")
   }
 
+  /// Issue 14: with Background App Refresh off nothing runs in the
+  /// background; an app that fetches when opened (`--refresh-on-open`, or a
+  /// profile's `refreshOnOpen`) shows data as old as the previous open, and
+  /// the forecast says so instead of a median of days.
+  @Test func test_issue14_refreshOnOpen_withRefreshOff_showsWhatTheUserSees() throws {
+    let dir = TemporaryDirectory()
+    let config = try dir.write("forage.json", SimulateCommandTests.config)
+    let profile = #"{"name": "refresh-off", "backgroundAppRefresh": "denied", "appOpens": [{"at": "08:00", "session": "5m"}, {"at": "20:00", "session": "5m"}]}"#
+    let file = try dir.write("off.json", profile)
+    func prices(_ extra: [String], profile: String = file) throws -> [String: Any] {
+      let r = try runForage(["simulate", "--config", config, "--days", "14", "--profile", profile, "--json"] + extra)
+      #expect(r.status == 0, "\(r.stderr)")
+      let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+      let forecast = try #require(json["forecast"] as? [String: Any])
+      let sources = try #require(forecast["sources"] as? [[String: Any]])
+      return try #require(sources.first { $0["source"] as? String == "prices" })
+    }
+    let plain = try prices([])
+    #expect((plain["refreshes"] as? Int) == 0)
+    #expect((plain["medianAge"] as? Double ?? 0) > 3 * 86_400, "\(plain)")
+    let onOpen = try prices(["--refresh-on-open"])
+    #expect((onOpen["refreshes"] as? Int) == 0)
+    #expect((onOpen["medianAge"] as? Double) == 43_200, "\(onOpen)")
+    #expect((onOpen["worstAge"] as? Double ?? .infinity) <= 12 * 3600 + 300, "\(onOpen)")
+    let inProfile = try dir.write("off-open.json", profile.replacingOccurrences(of: #""name": "refresh-off","#, with: #""name": "refresh-off", "refreshOnOpen": true,"#))
+    #expect(try prices([], profile: inProfile)["medianAge"] as? Double == 43_200)
+  }
+
   /// Issue 14: one seed is one possible year; --seeds N reports each figure
   /// as the median over the seeds with its p10–p90 range, the same for the
   /// same seeds.

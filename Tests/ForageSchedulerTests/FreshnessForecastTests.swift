@@ -38,6 +38,40 @@ func close(_ a: Double?, _ b: Double) -> Bool { a.map { abs($0 - b) < 0.001 } ??
     #expect(f.description.contains("Launches per task"))
   }
 
+  /// Issue 14: an app refreshes when the user opens it. With
+  /// `refreshOnOpen` each open counts as a refresh after its age is measured,
+  /// so with no background refresh at all (Background App Refresh off) the
+  /// age at an open is the time since the previous open, not since the start.
+  @Test func test_issue14_refreshOnOpen_agesSinceThePreviousOpen() {
+    var trace = Trace(start: start)
+    trace.events = [
+      TraceEvent(time: at(10), kind: .appOpened),  // 10 h: nothing before
+      TraceEvent(time: at(12), kind: .appOpened),  // 2 h: the open at 10 h fetched
+      TraceEvent(time: at(13), kind: .completed, identifier: "r", launch: 1, success: true),
+      TraceEvent(time: at(13.5), kind: .appOpened),  // 30 min: the background refresh is later than the open
+      TraceEvent(time: at(37.5), kind: .appOpened),  // 24 h
+    ]
+    trace.end = at(40)
+    let plain = FreshnessForecast(trace: trace, sources: ["r": ["prices"]])
+    #expect(plain.sources[0].worstAge.map { $0 > 24 * 3600 } == true)  // 24.5 h since the refresh at 13 h
+    let f = FreshnessForecast(trace: trace, sources: ["r": ["prices"]], refreshOnOpen: true)
+    let prices = f.sources[0]
+    #expect(f.refreshOnOpen)
+    #expect(prices.refreshes == 1, "refreshes counts background refreshes")
+    #expect(prices.samplesNeverRefreshed == 1)
+    #expect(close(prices.worstAge, 24 * 3600))
+    #expect(close(prices.medianAge, 2 * 3600))
+    #expect(prices.freshShare == 0.25)
+    #expect(f.description.contains("before its own fetch on opening lands"))
+
+    var off = Trace(start: start)  // Background App Refresh off: nothing ever launches
+    off.events = [at(8), at(20), at(32), at(44)].map { TraceEvent(time: $0, kind: .appOpened) }
+    off.end = at(48)
+    let seen = FreshnessForecast(trace: off, sources: ["r": ["prices"]], refreshOnOpen: true).sources[0]
+    #expect(close(seen.medianAge, 12 * 3600) && close(seen.worstAge, 12 * 3600))
+    #expect(close(FreshnessForecast(trace: off, sources: ["r": ["prices"]]).sources[0].worstAge, 44 * 3600))
+  }
+
   @Test func test_reportedSources_countEvenOnFailure() {
     var trace = Trace(start: start)
     trace.events = [

@@ -7,7 +7,7 @@ extension ConfigReader {
   static let profileKeys = [
     "name", "summary", "appOpens", "screenSessions", "charging", "network", "lowPowerMode", "backgroundAppRefresh",
     "forceQuitProbability", "hasBattery", "batteryDrainPerHour", "batteryChargePerHour", "refreshPlacement",
-    "earlyRefreshExpiration", "earlyRefreshExpirationProbability",
+    "earlyRefreshExpiration", "earlyRefreshExpirationProbability", "refreshOnOpen",
   ]
   static let occurrenceKeys = ["at", "jitter", "session", "probability", "weekdaysOnly"]
   static let windowKeys = ["from", "to", "jitter", "probability", "weekdaysOnly"]
@@ -29,6 +29,7 @@ extension ConfigReader {
     p.backgroundAppRefresh = choice(m["backgroundAppRefresh"], at: "backgroundAppRefresh", what: "setting")
     p.forceQuitProbability = number(m["forceQuitProbability"], at: "forceQuitProbability", in: 0...1)
     p.hasBattery = bool(m["hasBattery"], at: "hasBattery")
+    p.refreshOnOpen = bool(m["refreshOnOpen"], at: "refreshOnOpen")
     p.batteryDrainPerHour = number(m["batteryDrainPerHour"], at: "batteryDrainPerHour", in: 0...1)
     p.batteryChargePerHour = number(m["batteryChargePerHour"], at: "batteryChargePerHour", in: 0...1)
     p.refreshPlacement = choice(m["refreshPlacement"], at: "refreshPlacement", what: "placement")

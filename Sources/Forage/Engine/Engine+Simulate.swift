@@ -65,7 +65,9 @@ extension Engine {
     let taskSources = Dictionary(uniqueKeysWithValues: config.tasks.map { ($0.id, $0.sources) })
     return SimulationResult(
       profile: profile.name, seed: seed, live: runLive,
-      forecast: FreshnessForecast(trace: scheduler.trace, sources: taskSources), trace: scheduler.trace)
+      forecast: FreshnessForecast(
+        trace: scheduler.trace, sources: taskSources, refreshOnOpen: profile.refreshOnOpen ?? false),
+      trace: scheduler.trace)
   }
 
   /// Runs ``simulate(config:store:profile:days:seed:live:transport:log:)``
