@@ -122,6 +122,20 @@ struct TimelineCursor: Sendable {
     return head.time
   }
 
+  /// The first event up to `horizon` for which `match` gives a value,
+  /// without consuming anything. Profile days are generated as far as
+  /// needed (each day from its own seed, so generating early changes nothing).
+  mutating func first<T>(through horizon: Int64, where match: (DeviceChange) -> T?) -> (time: Int64, reason: T)? {
+    if profile != nil {
+      while Int64(generatedDays - 2) * TimelineCursor.dayMs <= horizon { generateDay() }
+    }
+    for event in buffer {
+      if event.time > horizon { break }
+      if let value = match(event.change) { return (event.time, value) }
+    }
+    return nil
+  }
+
   mutating func pop() -> (Int64, DeviceChange) {
     let head = buffer.removeFirst()
     return (head.time, head.change)

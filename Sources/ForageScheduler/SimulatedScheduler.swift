@@ -194,10 +194,13 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
 
   /// Applies a device change at the current time (see ``SimulatedDevice``).
   func applyNow(_ change: DeviceChange) {
-    engine.withLock { e in
+    let (cut, grace) = engine.withLock { e in
       e.apply(change)
       e.needsEvaluation = true
+      defer { e.liveExpirations = [] }
+      return (e.liveExpirations, e.policy.expirationGrace)
     }
+    for (task, reason) in cut { LiveLaunch.expire(task, reason: reason, grace: grace) }
   }
 
   /// The identifiers of the launches running now, in order.

@@ -91,6 +91,8 @@ struct SimulationEngine: Sendable {
   var scheduledWake: Int64?
   var needsEvaluation = true
   var pendingLive: LiveStart?
+  /// Live launches a device change cut short, for the owner to expire after unlocking.
+  var liveExpirations: [(task: BackgroundTask, reason: ExpirationReason)] = []
   var injectedErrors: [SchedulerError] = []
   struct UsualKey: Equatable { var allowance: Int, count: Int, last: Int64, day: Int64 }
   var usualCache: (key: UsualKey, bins: [Int64])?
@@ -234,12 +236,34 @@ struct SimulationEngine: Sendable {
     }
   }
 
-  /// Expires running model launches matching `predicate` (processing cut short).
+  /// Expires running launches matching `predicate` (processing cut short).
+  /// A live launch is only here when a test changed the device while it ran
+  /// (`SimulatedScheduler.device`): its real task is expired by the owner,
+  /// after unlocking (`liveExpirations`).
   mutating func cutShort(where predicate: (AnyTaskRequest) -> Bool, reason: ExpirationReason) {
     for id in running.keys.sorted() {
-      guard let r = running[id], !r.expired, predicate(r.request), case .model = r.mode else { continue }
+      guard let r = running[id], !r.expired, predicate(r.request) else { continue }
       expire(launch: r.launch, reason: reason)
+      if case .live(let task) = r.mode { liveExpirations.append((task, reason)) }
     }
+  }
+
+  /// For a live processing launch: the first device change within `budget`
+  /// of now that would cut it short, as an offset and a reason. The virtual
+  /// clock waits while a live handler runs, so the timeline cannot reach
+  /// that change; the launch's real-time budget ends there instead.
+  mutating func interruption(of request: AnyTaskRequest, within budget: Duration) -> (Duration, ExpirationReason)? {
+    guard request.kind == .processing else { return nil }
+    let found = cursor.first(through: now + budget.milliseconds) { change -> ExpirationReason? in
+      switch change {
+      case .screen(on: true), .appOpened: .deviceInUse
+      case .charging(false) where request.requiresExternalPower && hasBattery: .powerLost
+      case .network(let status) where !status.isAvailable && request.requiresNetworkConnectivity: .networkLost
+      case .thermalState(let state) where state >= .critical: .thermal
+      default: nil
+      }
+    }
+    return found.map { (.milliseconds(max(0, $0.time - now)), $0.reason) }
   }
 
   // MARK: - Requests
@@ -432,6 +456,10 @@ struct SimulationEngine: Sendable {
         queue.push(now + budget.milliseconds, .expire(launch: n, reason: budgetReason))
       }
     } else if let handler = registry.handlers[id] {
+      if let (cut, reason) = interruption(of: request, within: budget), cut < budget {
+        budget = cut
+        budgetReason = reason
+      }
       let deadline = ContinuousClock.now + budget
       let task = BackgroundTask(
         request: request, conditions: c, launchNumber: n, remainingBudget: { deadline - ContinuousClock.now })

@@ -111,6 +111,60 @@ import Testing
     #expect(expired.reason == "forced")
   }
 
+  /// Issue 14: the user picks up the device while a live processing
+  /// launch runs. A test's `device.pickUp()` expires it at once, reason
+  /// `deviceInUse`, as in model mode (it used to run on to its budget).
+  @Test func test_issue14_pickUp_expiresLiveProcessing() async throws {
+    var policy = SchedulingPolicy()
+    policy.processingBudget = .seconds(2)
+    let s = scripted(policy: policy)
+    s.register("crawl") { task in
+      while !task.isCancelled { try? await Task.sleep(for: .milliseconds(2)) }
+    }
+    s.finishLaunching()
+    try s.submit(ProcessingTaskRequest(identifier: "crawl"))
+    let launch = s.forceLaunch("crawl")
+    s.device.pickUp()
+    #expect(await launch.outcome() == .completed(success: false))
+    #expect(launch.task?.expirationReason == .deviceInUse)
+    let expired = s.trace.events(for: "crawl").filter { $0.kind == .expired }
+    #expect(expired.map(\.expirationReason) == [.deviceInUse])
+  }
+
+  /// Issue 14: a timeline's screen-on (or app open) during a live processing
+  /// launch ends the launch's real-time budget at that offset, reason
+  /// `deviceInUse`: the virtual clock waits while the handler runs, so the
+  /// timeline cannot reach the event itself. Refresh launches are not cut.
+  @Test func test_issue14_timelinePickUp_cutsLiveProcessingAtItsOffset() async throws {
+    var policy = SchedulingPolicy()
+    policy.processingBudget = .seconds(2)
+    policy.refreshPlacement = .asSoonAsEligible
+    let events = [DeviceEvent(at: .milliseconds(50), .screen(on: true))]
+    let s = scripted(.chargingOnWiFi, events, policy: policy)
+    s.register("crawl") { task in
+      while !task.isCancelled { try? await Task.sleep(for: .milliseconds(2)) }
+    }
+    s.finishLaunching()
+    try s.submit(ProcessingTaskRequest(identifier: "crawl"))
+    let crawl = s.forceLaunch("crawl")
+    #expect(await crawl.outcome() == .completed(success: false))
+    #expect(crawl.task?.expirationReason == .deviceInUse)
+    let ran = try #require(s.trace.events(for: "crawl").first { $0.kind == .completed }?.duration)
+    #expect(ran < 1.5, "cut at the pick-up (50 ms), not at the 2 s budget: ran \(ran) s")
+
+    var refreshPolicy = policy
+    refreshPolicy.appRefreshBudget = .milliseconds(300)
+    let r = scripted(.chargingOnWiFi, events, policy: refreshPolicy)
+    r.register("refresh") { task in
+      while !task.isCancelled { try? await Task.sleep(for: .milliseconds(2)) }
+    }
+    r.finishLaunching()
+    try r.submit(AppRefreshTaskRequest(identifier: "refresh"))
+    let refresh = r.forceLaunch("refresh")
+    #expect(await refresh.outcome() == .completed(success: false))
+    #expect(refresh.task?.expirationReason == .budget)
+  }
+
   @Test func test_continuedProcessing_reportsProgress() async throws {
     let s = scheduler()
     let progress = Collector<Double>()
