@@ -222,6 +222,19 @@ func problems(_ json: String) -> [ConfigProblem] {
     #expect(Units.size("ten") == nil)
   }
 
+  /// Found by the units fuzzer: 119986ms was written "120s", which reads back
+  /// as 120 s and is then written "2m": a config written twice differed.
+  @Test func test_format_ofAValueRoundingUpToTheNextUnit_usesThatUnit() {
+    #expect(Units.format(.milliseconds(119_986)) == "2m")
+    #expect(Units.format(.milliseconds(7_199_999)) == "2h")
+    #expect(Units.format(.microseconds(999_700)) == "1s")
+    #expect(Units.format(.milliseconds(119_900)) == "119.9s")
+    for ms: Int64 in [999, 1_000, 119_949, 119_950, 119_986, 7_196_999, 7_197_000, 7_199_999, 86_400_000] {
+      let text = Units.format(.milliseconds(ms))
+      #expect(Units.format(Units.duration(text)!) == text, "\(ms) ms written \(text)")
+    }
+  }
+
   @Test func test_format_roundTrips() {
     for text in ["500ms", "30s", "15m", "6h"] {
       #expect(Units.format(Units.duration(text)!) == text)

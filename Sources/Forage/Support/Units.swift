@@ -29,10 +29,13 @@ public enum Units {
   /// Formats a duration compactly (`1.5s`, `250ms`, `15m`).
   public static func format(_ d: Duration) -> String {
     let ms = Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
-    if ms < 1000 { return "\(Int(ms.rounded()))ms" }
+    // A unit is kept while its number, rounded, stays below the next unit's
+    // threshold: 119.96 s is "2m", not "120s" (which would be written "2m" the
+    // next time).
+    if ms.rounded() < 1000 { return "\(Int(ms.rounded()))ms" }
     let s = ms / 1000
-    if s < 120 { return s == s.rounded() ? "\(Int(s))s" : String(format1: s) + "s" }
-    if s < 7200 { return String(format1: s / 60) + "m" }
+    if (s * 10).rounded() < 1200 { return s == s.rounded() ? "\(Int(s))s" : String(format1: s) + "s" }
+    if (s / 6).rounded() < 1200 { return String(format1: s / 60) + "m" }
     return String(format1: s / 3600) + "h"
   }
 }
