@@ -213,6 +213,11 @@ public struct DeviceProfile: Codable, Sendable, Hashable {
     return ((h * 60 + m) * 60 + s) * 1000
   }
 
+  /// The longest jitter or session a profile may give, one day: the timeline
+  /// generates days lazily and in order, so an event moved by more than two
+  /// days came out of order, and much longer ones overflowed the arithmetic.
+  public static let longestJitterOrSession: Int64 = 86_400_000
+
   /// Reads a duration, `"500ms"`, `"30s"`, `"15m"`, `"6h"`, `"1d"` (a
   /// number, possibly decimal, then a unit), as milliseconds; nil when
   /// `text` is not one.
@@ -232,9 +237,11 @@ public struct DeviceProfile: Codable, Sendable, Hashable {
       if DeviceProfile.timeOfDay(s) == nil { throw ProfileError("\(name): \(field) \"\(s)\" is not a time of day HH:MM") }
     }
     func duration(_ s: String?, _ field: String) throws(ProfileError) {
-      if let s, DeviceProfile.milliseconds(s) == nil {
+      guard let s else { return }
+      guard let ms = DeviceProfile.milliseconds(s) else {
         throw ProfileError("\(name): \(field) \"\(s)\" is not a duration like 30s, 15m, 6h")
       }
+      if ms > DeviceProfile.longestJitterOrSession { throw ProfileError("\(name): \(field) \"\(s)\" is longer than 1d") }
     }
     func probability(_ p: Double?, _ field: String) throws(ProfileError) {
       if let p, !(0...1).contains(p) { throw ProfileError("\(name): \(field) \(p) is not between 0 and 1") }

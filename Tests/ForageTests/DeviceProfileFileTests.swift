@@ -123,6 +123,26 @@ private func profileProblems(_ json: String) -> [String] {
     for word in ["DecodingError", "CodingKeys", "keyNotFound", "Swift."] { #expect(!error.description.contains(word)) }
   }
 
+  /// Found by the profile fuzzer: a jitter of "10.5d" moved an app open ten
+  /// days, so the timeline handed out events out of order, and a jitter or
+  /// session of about 10^11 days overflowed when a day was generated.
+  @Test func test_jitterOrSessionLongerThanADay_isAProblem() throws {
+    let problems = profileProblems("""
+      {"name": "x", "appOpens": [{"at": "23:59", "jitter": "10.5d"}, {"at": "01:00", "session": "100000000000d"}],
+       "charging": [{"from": "01:00", "to": "02:00", "jitter": "25h"}]}
+      """)
+    #expect(problems == [
+      #"appOpens[0].jitter: "10.5d" is too long; it must be at most 1d"#,
+      #"appOpens[1].session: "100000000000d" is too long; it must be at most 1d"#,
+      #"charging[0].jitter: "25h" is too long; it must be at most 1d"#,
+    ])
+    let oneDay = try DeviceProfile.parse(Array(#"{"name": "x", "appOpens": [{"at": "01:00", "jitter": "1d", "session": "24h"}]}"#.utf8))
+    #expect(oneDay.appOpens?.first?.jitter == "1d")
+    var coded = DeviceProfile(name: "coded")
+    coded.appOpens = [.init(at: "01:00", jitter: "2d")]
+    #expect(throws: ProfileError.self) { try coded.validate() }
+  }
+
   @Test func test_notJSON_namesLineAndColumn() {
     #expect(profileProblems("{\n  \"name\": \"x\",\n}") == ["not valid JSON: line 3, column 1: expected a member name in double quotes"])
     #expect(profileProblems("[]") == ["expected an object, found an array"])

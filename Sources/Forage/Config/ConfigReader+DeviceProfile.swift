@@ -107,11 +107,15 @@ extension ConfigReader {
     return s
   }
 
-  /// A duration as the profile keeps it (`"20m"`), checked.
+  /// A duration as the profile keeps it (`"20m"`), checked: at most a day.
   mutating func profileDuration(_ v: JSONValue?, at path: String) -> String? {
     guard let v else { return nil }
-    guard case .string(let s) = v, DeviceProfile.milliseconds(s) != nil else {
+    guard case .string(let s) = v, let ms = DeviceProfile.milliseconds(s) else {
       problem(path, "expected a duration such as \"30s\", \"15m\" or \"6h\", found \(v.description)")
+      return nil
+    }
+    guard ms <= DeviceProfile.longestJitterOrSession else {
+      problem(path, "\"\(s)\" is too long; it must be at most 1d")
       return nil
     }
     return s
