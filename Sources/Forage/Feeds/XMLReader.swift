@@ -275,6 +275,13 @@ struct XMLReader {
   /// Reads `&…` at `i`: a character reference, one of XML's five, an entity
   /// of the internal DTD, an HTML named reference (reported: XML does not
   /// declare it) or a bare `&` (reported, kept as text).
+  /// An `&` that starts no reference: kept as text, and reported.
+  private mutating func bareAmpersand(to out: inout [UInt8]) {
+    problem("a bare & in text")
+    out.append(UInt8(ascii: "&"))
+    i += 1
+  }
+
   private mutating func appendReference(to out: inout [UInt8]) {
     var k = i + 1
     if k < b.count && b[k] == UInt8(ascii: "#") {
@@ -297,10 +304,7 @@ struct XMLReader {
         i = k
         return
       }
-      problem("a bare & in text")
-      out.append(UInt8(ascii: "&"))
-      i += 1
-      return
+      return bareAmpersand(to: &out)
     }
     let start = k
     while k < b.count && k - start < 40 && XMLReader.isNameChar(b[k]) { k += 1 }
@@ -312,10 +316,7 @@ struct XMLReader {
         i = k
         return
       }
-      problem("a bare & in text")
-      out.append(UInt8(ascii: "&"))
-      i += 1
-      return
+      return bareAmpersand(to: &out)
     }
     let name = String(decoding: b[start..<k], as: UTF8.self)
     i = k + 1

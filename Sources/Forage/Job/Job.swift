@@ -223,8 +223,7 @@ public final class Job: Sendable {
     }
     // Each source whose frontier ran dry may have completed its crawl; the
     // others keep their place for the next launch.
-    for (i, lane) in machine.lanes.enumerated() where !machine.stopping || lane.isExhausted {
-      guard lane.isExhausted else { continue }
+    for (i, lane) in machine.lanes.enumerated() where lane.isExhausted {
       if try await store.completeCrawlIfExhausted(crawls[i].id, now: Date()) {
         summary.completedSources.append(sources[i].source.name)
         summary.sources[i].completed = true
