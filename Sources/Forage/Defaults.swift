@@ -29,4 +29,15 @@ public enum Defaults {
   public static let commitInterval: Duration = .milliseconds(250)
   /// Query parameters dropped from URLs for deduplication.
   public static let removedQueryParameters = ["utm_*"]
+
+  // MARK: Notifications
+
+  /// The longest one delivery attempt (a webhook request, a command) may take.
+  public static let notifyTimeout: Duration = .seconds(10)
+  /// A notification not delivered this long after its change is marked dead.
+  public static let notifyMaxAge: Duration = .seconds(24 * 3600)
+  /// The first retry waits about this long; each later one twice as long.
+  public static let notifyFirstRetry: Duration = .seconds(30)
+  /// No retry waits longer than this.
+  public static let notifyLongestRetry: Duration = .seconds(3600)
 }

@@ -123,15 +123,4 @@ func formatDuration(_ d: Duration) -> String {
   return "\(ms) ms"
 }
 
-extension Duration {
-  /// Whole milliseconds, rounded down.
-  var milliseconds: Int64 {
-    let (s, atto) = components
-    return s * 1000 + atto / 1_000_000_000_000_000
-  }
-  /// Seconds as a Double.
-  var seconds: Double {
-    let (s, atto) = components
-    return Double(s) + Double(atto) / 1e18
-  }
-}
+

@@ -120,16 +120,6 @@ public struct SchedulingPolicy: Codable, Sendable, Hashable {
 }
 
 extension Duration {
-  /// The duration in seconds as a `Double`.
-  var seconds: Double {
-    let c = components
-    return Double(c.seconds) + Double(c.attoseconds) * 1e-18
-  }
-  /// The duration in whole milliseconds (rounded towards zero).
-  var milliseconds: Int64 {
-    let c = components
-    return c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000
-  }
   /// A duration of `ms` milliseconds.
   static func ms(_ ms: Int64) -> Duration { .milliseconds(ms) }
 }

@@ -99,7 +99,10 @@ extension Migrator {
   /// | `frontier` | URL, fingerprint, depth, state, attempts, lease | `id`; UNIQUE `(crawl, fingerprint)`; claim order `(crawl, state, depth, id)`; claimed by owner |
   /// | `pages` | last fetch of a URL; `links` one per line (see `LinkList`) | `id`; UNIQUE `fingerprint` |
   /// | `records` | extracted records, fields as JSON text | `id`; UNIQUE `(source, key)`; `(source, id)` |
-  /// | `changes` | new and changed records, before and after | `id`; `(source, id)` |
+  /// | `records` (v7) | `page`: fingerprint of the page it came from; `seen_crawl`: the last crawl that saw it; `removed_at` | `page` |
+  /// | `changes` | new, changed, removed and restored records: kind, page URL, before and after | `id`; `(source, id)`; `(source, key, id)` |
+  /// | `outbox` | notifications of notable changes: channel, message id (the same on every retry), state `pending`/`delivered`/`dead`, attempts, next attempt, lease | `id`; UNIQUE `message_id`; due `(next_at)` while pending; `change` |
+  /// | `disabled_channels` | channels a receiver turned off (HTTP 410), with the target they had | `name` |
   /// | `runs` | task runs; `sources` and `summary` as JSON | `id` |
   /// | `robots` | robots.txt answers per origin, kept until `expires_at` (see `RobotsFile`) | `origin` |
   /// | `pending_requests` | task requests not yet run, replaced as a set (see `PendingTaskRequest`) | `identifier` |
@@ -269,6 +272,66 @@ extension Migrator {
     // NULL for pages stored before, and for pages that were not decoded.
     migrator.register(Migration("v6-page-encoding", sql: """
       ALTER TABLE pages ADD COLUMN encoding TEXT;
+      """))
+    // Changes become first-class: a kind (new, changed, removed, restored),
+    // the record's page URL, and no `after` for a removed record. Records
+    // remember the page they came from and the last crawl that saw them, so
+    // that a completed crawl can tell which ones it did not see again; NULL
+    // (rows stored before) means not known, and such a record is never
+    // removed until a crawl sees it. Notable changes get outbox rows, written
+    // in the change's transaction and delivered after commit.
+    migrator.register(Migration("v7-change-kinds-and-outbox", sql: """
+      CREATE TABLE changes_v7 (
+        id INTEGER PRIMARY KEY,
+        source TEXT NOT NULL,
+        key TEXT NOT NULL,
+        kind TEXT NOT NULL
+          CHECK (kind = 'new' OR kind = 'changed' OR kind = 'removed' OR kind = 'restored'),
+        url TEXT NOT NULL DEFAULT '',
+        before TEXT,
+        after TEXT,
+        at INTEGER NOT NULL,
+        run INTEGER
+      ) STRICT;
+      INSERT INTO changes_v7 (id, source, key, kind, url, before, after, at, run)
+        SELECT c.id, c.source, c.key, CASE WHEN c.before IS NULL THEN 'new' ELSE 'changed' END,
+          coalesce((SELECT r.url FROM records r WHERE r.source = c.source AND r.key = c.key), ''),
+          c.before, c.after, c.at, c.run
+        FROM changes c;
+      DROP TABLE changes;
+      ALTER TABLE changes_v7 RENAME TO changes;
+      CREATE INDEX changes_by_source ON changes (source, id);
+      CREATE INDEX changes_by_record ON changes (source, key, id);
+
+      ALTER TABLE records ADD COLUMN page INTEGER;
+      ALTER TABLE records ADD COLUMN seen_crawl INTEGER;
+      ALTER TABLE records ADD COLUMN removed_at INTEGER;
+      CREATE INDEX records_by_page ON records (page) WHERE page IS NOT NULL;
+
+      CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY,
+        change INTEGER NOT NULL REFERENCES changes (id) ON DELETE CASCADE,
+        channel TEXT NOT NULL,
+        message_id TEXT NOT NULL UNIQUE,
+        state TEXT NOT NULL DEFAULT 'pending'
+          CHECK (state = 'pending' OR state = 'delivered' OR state = 'dead'),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_at INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        owner TEXT,
+        lease_until INTEGER,
+        last_error TEXT,
+        done_at INTEGER
+      ) STRICT;
+      CREATE INDEX outbox_due ON outbox (next_at) WHERE state = 'pending';
+      CREATE INDEX outbox_by_change ON outbox (change);
+
+      CREATE TABLE disabled_channels (
+        name TEXT PRIMARY KEY NOT NULL,
+        target TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        at INTEGER NOT NULL
+      ) STRICT;
       """))
     return migrator
   }

@@ -42,6 +42,17 @@ public struct RunSummary: Sendable, Hashable {
   public var recordsNew = 0
   public var recordsChanged = 0
   public var recordsUnchanged = 0
+  /// Records a completed crawl did not see again.
+  public var recordsRemoved = 0
+  /// Records seen again after they were removed.
+  public var recordsRestored = 0
+  /// Notifications of notable changes written to the outbox.
+  public var notificationsQueued = 0
+  /// Notifications delivered during the launch (of this launch's changes or
+  /// earlier ones).
+  public var notificationsDelivered = 0
+  /// Delivery attempts that failed during the launch (retried later).
+  public var notificationsFailed = 0
   /// Body bytes received.
   public var bytes: Int64 = 0
   /// Wall time of the launch in seconds.
@@ -82,7 +93,8 @@ public struct RunSummary: Sendable, Hashable {
 extension RunSummary: Codable {
   private enum CodingKeys: String, CodingKey {
     case outcome, finishedAt, pagesFetched, pagesNotModified, pagesFresh, pagesFailed, pagesDeferred
-    case recordsNew, recordsChanged, recordsUnchanged, bytes, seconds, completedSources, warnings
+    case recordsNew, recordsChanged, recordsUnchanged, recordsRemoved, recordsRestored
+    case notificationsQueued, notificationsDelivered, notificationsFailed, bytes, seconds, completedSources, warnings
     case stoppedByBudget, stoppedOnRequest, sources
   }
 
@@ -101,6 +113,11 @@ extension RunSummary: Codable {
     recordsNew = try c.decodeIfPresent(Int.self, forKey: .recordsNew) ?? 0
     recordsChanged = try c.decodeIfPresent(Int.self, forKey: .recordsChanged) ?? 0
     recordsUnchanged = try c.decodeIfPresent(Int.self, forKey: .recordsUnchanged) ?? 0
+    recordsRemoved = try c.decodeIfPresent(Int.self, forKey: .recordsRemoved) ?? 0
+    recordsRestored = try c.decodeIfPresent(Int.self, forKey: .recordsRestored) ?? 0
+    notificationsQueued = try c.decodeIfPresent(Int.self, forKey: .notificationsQueued) ?? 0
+    notificationsDelivered = try c.decodeIfPresent(Int.self, forKey: .notificationsDelivered) ?? 0
+    notificationsFailed = try c.decodeIfPresent(Int.self, forKey: .notificationsFailed) ?? 0
     bytes = try c.decodeIfPresent(Int64.self, forKey: .bytes) ?? 0
     seconds = try c.decodeIfPresent(Double.self, forKey: .seconds) ?? 0
     completedSources = try c.decodeIfPresent([String].self, forKey: .completedSources) ?? []
@@ -122,6 +139,11 @@ extension RunSummary: Codable {
     try c.encode(recordsNew, forKey: .recordsNew)
     try c.encode(recordsChanged, forKey: .recordsChanged)
     try c.encode(recordsUnchanged, forKey: .recordsUnchanged)
+    try c.encode(recordsRemoved, forKey: .recordsRemoved)
+    try c.encode(recordsRestored, forKey: .recordsRestored)
+    try c.encode(notificationsQueued, forKey: .notificationsQueued)
+    try c.encode(notificationsDelivered, forKey: .notificationsDelivered)
+    try c.encode(notificationsFailed, forKey: .notificationsFailed)
     try c.encode(bytes, forKey: .bytes)
     try c.encode(seconds, forKey: .seconds)
     try c.encode(completedSources, forKey: .completedSources)
@@ -139,12 +161,19 @@ extension RunSummary: CustomStringConvertible {
     let time = tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
     var lines = [
       "pages: \(pagesFetched) fetched, \(pagesNotModified) not modified, \(pagesFresh) fresh, \(pagesFailed) failed, \(pagesDeferred) deferred",
-      "records: \(recordsNew) new, \(recordsChanged) changed, \(recordsUnchanged) unchanged",
+      "records: \(recordsNew) new, \(recordsChanged) changed, \(recordsUnchanged) unchanged"
+        + (recordsRemoved > 0 ? ", \(recordsRemoved) removed" : "")
+        + (recordsRestored > 0 ? ", \(recordsRestored) restored" : ""),
       "bytes: \(bytes), time: \(time)s"
         + (outcome == .interrupted
           ? ", stopped on request (the next run continues)"
           : outcome == .budget ? ", stopped by budget (the next run continues)" : ""),
     ]
+    if notificationsQueued + notificationsDelivered + notificationsFailed > 0 {
+      lines.append(
+        "notifications: \(notificationsQueued) queued, \(notificationsDelivered) delivered"
+          + (notificationsFailed > 0 ? ", \(notificationsFailed) attempts failed (retried later)" : ""))
+    }
     if !completedSources.isEmpty { lines.append("completed: \(completedSources.joined(separator: ", "))") }
     if sources.count > 1 {
       for s in sources {
@@ -171,11 +200,38 @@ public struct SourceRunSummary: Sendable, Hashable, Codable {
   public var recordsNew = 0
   public var recordsChanged = 0
   public var recordsUnchanged = 0
+  /// Records the source's completed crawl did not see again.
+  public var recordsRemoved = 0
+  /// Records seen again after they were removed.
+  public var recordsRestored = 0
   /// True when the source's crawl completed in this launch.
   public var completed = false
 
   /// An empty summary for source `name`.
   public init(name: String) { self.name = name }
+
+  private enum CodingKeys: String, CodingKey {
+    case name, pagesFetched, pagesNotModified, pagesFresh, pagesFailed, pagesDeferred
+    case recordsNew, recordsChanged, recordsUnchanged, recordsRemoved, recordsRestored, completed
+  }
+
+  /// Reads a source's summary; members missing from older stores read as zero.
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    name = try c.decode(String.self, forKey: .name)
+    func count(_ key: CodingKeys) throws -> Int { try c.decodeIfPresent(Int.self, forKey: key) ?? 0 }
+    pagesFetched = try count(.pagesFetched)
+    pagesNotModified = try count(.pagesNotModified)
+    pagesFresh = try count(.pagesFresh)
+    pagesFailed = try count(.pagesFailed)
+    pagesDeferred = try count(.pagesDeferred)
+    recordsNew = try count(.recordsNew)
+    recordsChanged = try count(.recordsChanged)
+    recordsUnchanged = try count(.recordsUnchanged)
+    recordsRemoved = try count(.recordsRemoved)
+    recordsRestored = try count(.recordsRestored)
+    completed = try c.decodeIfPresent(Bool.self, forKey: .completed) ?? false
+  }
 }
 
 /// How many pages of a launch (or of one of its sources) ended each way.

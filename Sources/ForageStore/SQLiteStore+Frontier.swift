@@ -140,13 +140,17 @@ extension SQLiteStore {
 
   // MARK: Completion and counts
 
-  /// Marks `crawl` complete when none of its entries is queued or claimed.
-  /// Returns true when the crawl is (now, or already) complete.
+  /// Marks `crawl` complete when none of its entries is queued or claimed,
+  /// and removes the records of its source that it did not see again (see
+  /// `Store.completeCrawl`). Nil while entries are left; an empty
+  /// completion for a crawl completed before.
   ///
   /// - Throws: `StoreError` of kind `.notFound` for an unknown crawl.
-  public func completeCrawlIfExhausted(_ crawl: Int64, now: Date) async throws -> Bool {
+  public func completeCrawl(_ crawl: Int64, maxPages: Int?, router: (any ChangeRouter)?, now: Date) async throws
+    -> CrawlCompletion?
+  {
     let db = self.db
-    let complete = try db.transaction {
+    let completion = try db.transaction { () throws -> CrawlCompletion? in
       let pending = try db.statement(
         """
         SELECT EXISTS (SELECT 1 FROM frontier WHERE crawl = ?1 AND state = 'queued')
@@ -156,18 +160,26 @@ extension SQLiteStore {
       let hasPending = try pending.firstRow { $0.int(0) != 0 } ?? false
       if hasPending {
         _ = try frontierSize(crawl: crawl)  // throws for an unknown crawl
-        return false
+        return nil
       }
-      let update = try db.statement(
-        "UPDATE crawls SET completed_at = coalesce(completed_at, ?) WHERE id = ?")
+      let select = try db.statement("SELECT source, completed_at, frontier_size FROM crawls WHERE id = ?")
+      try select.bind(crawl, at: 1)
+      guard let (source, completedAt, size) = try select.firstRow({ ($0.string(0), $0.optionalInt64(1), $0.int(2)) })
+      else { throw StoreError.notFound("crawl with id \(crawl)") }
+      if completedAt != nil { return CrawlCompletion() }
+      // Whether this is the source's first completed crawl, asked before
+      // this one counts.
+      let firstCrawl = try !sourceHasCompletedCrawl(source)
+      let update = try db.statement("UPDATE crawls SET completed_at = ? WHERE id = ?")
       try update.bind(Self.milliseconds(now), at: 1)
       try update.bind(crawl, at: 2)
       try update.execute()
-      if db.changes == 0 { throw StoreError.notFound("crawl with id \(crawl)") }
-      return true
+      let capped = maxPages.map { size >= $0 } ?? false
+      return try removeUnseenRecords(
+        source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl, now: now)
     }
-    if complete { known.forget(crawl: crawl) }
-    return complete
+    if completion != nil { known.forget(crawl: crawl) }
+    return completion
   }
 
   /// How many entries of `crawl` are in each state.

@@ -30,12 +30,14 @@ extension SQLiteStore {
       // of one site share most links: nav, footer).
       var sizes: [Int64: (size: Int, original: Int)] = [:]
       var seen: [Int64: [UInt64: Int]] = [:]
+      var batch = ChangeBatch()
       for page in pages {
         try updateFrontierState(page.item, page.outcome)
         if let record = page.page { try upsertPage(record) }
         for record in page.records {
-          try upsertRecord(record, at: page.now, run: page.run, into: &result)
+          try upsertRecord(record, of: page, batch: &batch, into: &result)
         }
+        if page.keepsRecords { try keepRecords(of: page, batch: &batch) }
         if !page.discovered.isEmpty {
           let crawl = page.item.crawl
           var entry: (size: Int, original: Int)
@@ -175,41 +177,60 @@ extension SQLiteStore {
     try upsert.execute()
   }
 
+  /// Inserts or updates one record, writing a change when it is new,
+  /// changed or back after a removal, and marking it seen by the page's crawl.
   private func upsertRecord(
-    _ record: RecordInput, at now: Date, run: Int64?, into result: inout CommitResult
+    _ record: RecordInput, of page: PageCommit, batch: inout ChangeBatch, into result: inout CommitResult
   ) throws {
-    let nowMS = Self.milliseconds(now)
+    let nowMS = Self.milliseconds(page.now)
+    let crawl = page.item.crawl
     let select = try db.statement(
-      "SELECT id, content_hash, fields FROM records WHERE source = ? AND key = ?")
+      "SELECT id, content_hash, fields, removed_at FROM records WHERE source = ? AND key = ?")
     try select.bind(record.source, at: 1)
     try select.bind(record.key, at: 2)
-    let existing = try select.firstRow { ($0.int64(0), $0.uint64(1), $0.string(2)) }
+    let existing = try select.firstRow { ($0.int64(0), $0.uint64(1), $0.string(2), $0.optionalInt64(3)) }
     let before: String?
-    if let (id, hash, fields) = existing {
-      if hash == record.contentHash {
-        let touch = try db.statement("UPDATE records SET url = ?, last_seen = ? WHERE id = ?")
+    let kind: ChangeKind
+    if let (id, hash, fields, removedAt) = existing {
+      if hash == record.contentHash && removedAt == nil {
+        let touch = try db.statement(
+          "UPDATE records SET url = ?, last_seen = ?, page = ?, seen_crawl = ? WHERE id = ?")
         try touch.bind(record.url, at: 1)
         try touch.bind(nowMS, at: 2)
-        try touch.bind(id, at: 3)
+        try touch.bind(page.item.fingerprint, at: 3)
+        try touch.bind(crawl, at: 4)
+        try touch.bind(id, at: 5)
         try touch.execute()
         result.unchangedRecords += 1
         return
       }
       let update = try db.statement(
-        "UPDATE records SET url = ?, fields = ?, content_hash = ?, last_seen = ? WHERE id = ?")
+        """
+        UPDATE records SET url = ?, fields = ?, content_hash = ?, last_seen = ?, page = ?, seen_crawl = ?,
+          removed_at = NULL
+        WHERE id = ?
+        """)
       try update.bind(record.url, at: 1)
       try update.bind(record.fieldsJSON, at: 2)
       try update.bind(record.contentHash, at: 3)
       try update.bind(nowMS, at: 4)
-      try update.bind(id, at: 5)
+      try update.bind(page.item.fingerprint, at: 5)
+      try update.bind(crawl, at: 6)
+      try update.bind(id, at: 7)
       try update.execute()
-      result.changedRecords += 1
+      if removedAt == nil {
+        kind = .changed
+        result.changedRecords += 1
+      } else {
+        kind = .restored
+        result.restoredRecords += 1
+      }
       before = fields
     } else {
       let insert = try db.statement(
         """
-        INSERT INTO records (source, key, url, fields, content_hash, first_seen, last_seen)
-        VALUES (?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO records (source, key, url, fields, content_hash, first_seen, last_seen, page, seen_crawl)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
         """)
       try insert.bind(record.source, at: 1)
       try insert.bind(record.key, at: 2)
@@ -218,23 +239,109 @@ extension SQLiteStore {
       try insert.bind(record.contentHash, at: 5)
       try insert.bind(nowMS, at: 6)
       try insert.bind(nowMS, at: 7)
+      try insert.bind(page.item.fingerprint, at: 8)
+      try insert.bind(crawl, at: 9)
       try insert.execute()
       result.newRecords += 1
+      kind = .new
       before = nil
     }
-    let change = try db.statement(
-      "INSERT INTO changes (source, key, before, after, at, run) VALUES (?, ?, ?, ?, ?, ?)")
-    try change.bind(record.source, at: 1)
-    try change.bind(record.key, at: 2)
-    try change.bind(before, at: 3)
-    try change.bind(record.fieldsJSON, at: 4)
-    try change.bind(nowMS, at: 5)
-    try change.bind(run, at: 6)
-    try change.execute()
-    result.changes.append(
-      RecordChange(
-        id: db.lastInsertRowID, source: record.source, key: record.key, beforeJSON: before,
-        afterJSON: record.fieldsJSON, at: Self.date(nowMS), run: run))
+    let change = try writeChange(
+      source: record.source, key: record.key, kind: kind, url: record.url, before: before,
+      after: record.fieldsJSON, at: nowMS, run: page.run)
+    result.changes.append(change)
+    if let router = page.router {
+      let firstCrawl = try batch.firstCrawl(of: record.source) { try !sourceHasCompletedCrawl($0) }
+      result.notifications += try enqueue(change, channels: router.channels(for: change, firstCrawl: firstCrawl), now: nowMS)
+    }
+  }
+
+  /// Marks the records that a page gave before as seen by its crawl: the
+  /// page was not read again, so they still stand.
+  private func keepRecords(of page: PageCommit, batch: inout ChangeBatch) throws {
+    let source = try batch.source(of: page.item.crawl) { try crawlSource($0) }
+    let keep = try db.statement(
+      "UPDATE records SET seen_crawl = ?1 WHERE page = ?2 AND source = ?3 AND seen_crawl <> ?1")
+    try keep.bind(page.item.crawl, at: 1)
+    try keep.bind(page.item.fingerprint, at: 2)
+    try keep.bind(source, at: 3)
+    try keep.execute()
+  }
+
+  /// The source a crawl belongs to.
+  func crawlSource(_ crawl: Int64) throws -> String {
+    let select = try db.statement("SELECT source FROM crawls WHERE id = ?")
+    try select.bind(crawl, at: 1)
+    guard let source = try select.firstRow({ $0.string(0) }) else {
+      throw StoreError.notFound("crawl with id \(crawl)")
+    }
+    return source
+  }
+
+  /// True when `source` has a completed crawl.
+  func sourceHasCompletedCrawl(_ source: String) throws -> Bool {
+    let select = try db.statement(
+      "SELECT EXISTS (SELECT 1 FROM crawls WHERE source = ? AND completed_at IS NOT NULL)")
+    try select.bind(source, at: 1)
+    return try select.firstRow { $0.int(0) != 0 } ?? false
+  }
+
+  /// Records a completed crawl of `source` did not see again: each gets its
+  /// `removed_at` and a `removed` change. Records never seen by a crawl
+  /// since the store learnt to track it (`seen_crawl` NULL) are left alone;
+  /// so, when the crawl was `capped`, are those of pages it did not fetch.
+  func removeUnseenRecords(
+    source: String, crawl: Int64, capped: Bool, router: (any ChangeRouter)?, firstCrawl: Bool, now: Date
+  ) throws -> CrawlCompletion {
+    let nowMS = Self.milliseconds(now)
+    let fetchedOnly = capped
+      ? " AND page IN (SELECT fingerprint FROM frontier WHERE crawl = ?2 AND state = 'done')" : ""
+    let select = try db.statement(
+      """
+      SELECT id, key, url, fields FROM records
+      WHERE source = ?1 AND removed_at IS NULL AND seen_crawl IS NOT NULL AND seen_crawl < ?2\(fetchedOnly)
+      ORDER BY id
+      """)
+    try select.bind(source, at: 1)
+    try select.bind(crawl, at: 2)
+    let gone = try select.rows { ($0.int64(0), $0.string(1), $0.string(2), $0.string(3)) }
+    var completion = CrawlCompletion()
+    let mark = try db.statement("UPDATE records SET removed_at = ? WHERE id = ?")
+    for (id, key, url, fields) in gone {
+      try mark.bind(nowMS, at: 1)
+      try mark.bind(id, at: 2)
+      try mark.execute()
+      mark.reset()
+      let change = try writeChange(
+        source: source, key: key, kind: .removed, url: url, before: fields, after: nil, at: nowMS, run: nil)
+      completion.removed.append(change)
+      if let router {
+        completion.notifications += try enqueue(
+          change, channels: router.channels(for: change, firstCrawl: firstCrawl), now: nowMS)
+      }
+    }
+    return completion
+  }
+
+  /// Inserts a change row and returns it.
+  private func writeChange(
+    source: String, key: String, kind: ChangeKind, url: String, before: String?, after: String?, at: Int64,
+    run: Int64?
+  ) throws -> RecordChange {
+    let insert = try db.statement(
+      "INSERT INTO changes (source, key, kind, url, before, after, at, run) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+    try insert.bind(source, at: 1)
+    try insert.bind(key, at: 2)
+    try insert.bind(kind.rawValue, at: 3)
+    try insert.bind(url, at: 4)
+    try insert.bind(before, at: 5)
+    try insert.bind(after, at: 6)
+    try insert.bind(at, at: 7)
+    try insert.bind(run, at: 8)
+    try insert.execute()
+    return RecordChange(
+      id: db.lastInsertRowID, source: source, key: key, kind: kind, url: url, beforeJSON: before,
+      afterJSON: after, at: Self.date(at), run: run)
   }
 
   // MARK: Reading pages, records and changes
@@ -287,13 +394,13 @@ extension SQLiteStore {
   /// - Throws: `StoreError` when a statement fails.
   public func records(source: String?, afterID: Int64, limit: Int) async throws -> [StoredRecord] {
     let select = try pageQuery(
-      "id, source, key, url, fields, content_hash, first_seen, last_seen", from: "records",
+      "id, source, key, url, fields, content_hash, first_seen, last_seen, removed_at", from: "records",
       source: source, afterID: afterID, limit: limit)
     return try select.rows {
       StoredRecord(
         id: $0.int64(0), source: $0.string(1), key: $0.string(2), url: $0.string(3),
         fieldsJSON: $0.string(4), contentHash: $0.uint64(5), firstSeen: Self.date($0.int64(6)),
-        lastSeen: Self.date($0.int64(7)))
+        lastSeen: Self.date($0.int64(7)), removedAt: $0.optionalInt64(8).map(Self.date))
     }
   }
 
@@ -303,13 +410,8 @@ extension SQLiteStore {
   /// - Throws: `StoreError` when a statement fails.
   public func changes(source: String?, afterID: Int64, limit: Int) async throws -> [RecordChange] {
     let select = try pageQuery(
-      "id, source, key, before, after, at, run", from: "changes", source: source, afterID: afterID, limit: limit)
-    return try select.rows {
-      RecordChange(
-        id: $0.int64(0), source: $0.string(1), key: $0.string(2),
-        beforeJSON: $0.optionalString(3), afterJSON: $0.string(4), at: Self.date($0.int64(5)),
-        run: $0.optionalInt64(6))
-    }
+      Self.changeColumns, from: "changes", source: source, afterID: afterID, limit: limit)
+    return try select.rows { Self.change(from: $0) }
   }
 }
 

@@ -35,9 +35,15 @@ public protocol Store: AnyObject, Sendable {
   /// discovered links. Several pages may share one transaction.
   func commit(_ pages: [PageCommit]) async throws -> CommitResult
 
-  /// Marks `crawl` complete when it has no queued or claimed entries left.
-  /// Returns true if the crawl is (now) complete.
-  func completeCrawlIfExhausted(_ crawl: Int64, now: Date) async throws -> Bool
+  /// Marks `crawl` complete when it has no queued or claimed entries left;
+  /// nil while it has. Completing a crawl removes, in the same transaction,
+  /// the records of its source that it did not see again (a `removed`
+  /// change each, routed through `router`); when its frontier reached
+  /// `maxPages`, only records of pages it fetched can be removed (the others
+  /// may lie past the cap). A crawl completed earlier returns an empty
+  /// completion.
+  func completeCrawl(_ crawl: Int64, maxPages: Int?, router: (any ChangeRouter)?, now: Date) async throws
+    -> CrawlCompletion?
 
   /// Frontier counts of a crawl by state.
   func frontierCounts(crawl: Int64) async throws -> FrontierCounts
@@ -56,6 +62,41 @@ public protocol Store: AnyObject, Sendable {
 
   /// Changes in order after `afterID`, optionally of one source.
   func changes(source: String?, afterID: Int64, limit: Int) async throws -> [RecordChange]
+
+  /// Changes matching `query`, newest first.
+  func changes(matching query: ChangeQuery) async throws -> [RecordChange]
+
+  /// Drops changes past each source's retention (sources not named keep
+  /// everything), except those with a notification still pending. Returns
+  /// how many were dropped. A maintenance step: never inside a launch.
+  func pruneHistory(_ retention: [String: HistoryRetention], now: Date) async throws -> Int
+
+  // MARK: Notifications (the outbox)
+
+  /// Claims up to `limit` pending notifications whose next attempt is due,
+  /// oldest first, for `owner` until `leaseUntil`; a claim whose lease has
+  /// passed is claimable again (a process killed mid-delivery).
+  func claimNotifications(limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
+    -> [OutboxNotification]
+
+  /// Records how an attempt at notification `id` ended, and releases its claim.
+  func settleNotification(_ id: Int64, _ settlement: NotificationSettlement, now: Date) async throws
+
+  /// Releases claimed notifications: those of `owner`, or all when nil (a
+  /// single process at start, after a crash). They are due again at once.
+  func releaseNotificationClaims(owner: String?) async throws
+
+  /// Notifications in `state` (every state when nil), newest first.
+  func notifications(state: NotificationState?, limit: Int) async throws -> [OutboxNotification]
+
+  /// How many notifications are in each state at `now`.
+  func notificationCounts(now: Date) async throws -> NotificationCounts
+
+  /// The channels a receiver turned off.
+  func disabledChannels() async throws -> [DisabledChannel]
+
+  /// Turns `channel.name` off (or on again, when `channel` is nil for that name).
+  func setDisabledChannel(_ channel: DisabledChannel?, name: String) async throws
 
   // MARK: Task runs
 
@@ -274,6 +315,13 @@ public struct PageCommit: Sendable {
   public var maxPages: Int?
   /// The task run this commit belongs to, for change attribution.
   public var run: Int64?
+  /// The page was not read again (304 Not Modified, fresh enough to skip,
+  /// a failure that may pass): the records it gave before still stand, and
+  /// count as seen by this crawl.
+  public var keepsRecords: Bool = false
+  /// Decides which changes are notable and where they go; nil writes no
+  /// notification.
+  public var router: (any ChangeRouter)? = nil
   public var now: Date
 
   public init(
@@ -299,8 +347,12 @@ public struct CommitResult: Sendable, Hashable {
   public var unchangedRecords = 0
   /// Frontier entries actually added (new fingerprints within the cap).
   public var linksAdded = 0
-  /// The changes written (new and changed records).
+  /// Records seen again after they were removed.
+  public var restoredRecords = 0
+  /// The changes written (new, changed and restored records).
   public var changes: [RecordChange] = []
+  /// Notifications written to the outbox.
+  public var notifications = 0
   public init() {}
 
   /// Adds another result's counts and changes to this one.
@@ -309,7 +361,30 @@ public struct CommitResult: Sendable, Hashable {
     changedRecords += other.changedRecords
     unchangedRecords += other.unchangedRecords
     linksAdded += other.linksAdded
+    restoredRecords += other.restoredRecords
     changes += other.changes
+    notifications += other.notifications
+  }
+}
+
+/// What completing a crawl did.
+public struct CrawlCompletion: Sendable, Hashable {
+  /// The `removed` changes written: records the crawl did not see again.
+  public var removed: [RecordChange] = []
+  /// Notifications written to the outbox.
+  public var notifications = 0
+  public init(removed: [RecordChange] = [], notifications: Int = 0) {
+    self.removed = removed
+    self.notifications = notifications
+  }
+}
+
+extension Store {
+  /// Marks `crawl` complete when it has no queued or claimed entries left,
+  /// removing what it did not see again without notifying; true when it is
+  /// (now) complete.
+  public func completeCrawlIfExhausted(_ crawl: Int64, now: Date) async throws -> Bool {
+    try await completeCrawl(crawl, maxPages: nil, router: nil, now: now) != nil
   }
 }
 
@@ -323,11 +398,14 @@ public struct StoredRecord: Sendable, Hashable {
   public var contentHash: UInt64
   public var firstSeen: Date
   public var lastSeen: Date
+  /// When a completed crawl did not see it again; nil while it is present.
+  public var removedAt: Date?
 
   public init(
     id: Int64, source: String, key: String, url: String, fieldsJSON: String,
-    contentHash: UInt64, firstSeen: Date, lastSeen: Date
+    contentHash: UInt64, firstSeen: Date, lastSeen: Date, removedAt: Date? = nil
   ) {
+    self.removedAt = removedAt
     self.id = id
     self.source = source
     self.key = key
@@ -339,24 +417,31 @@ public struct StoredRecord: Sendable, Hashable {
   }
 }
 
-/// A new or changed record, kept for change detection and notifications.
+/// A change of a record (new, changed, removed or restored), kept for the
+/// history (`forage changes`) and notifications.
 public struct RecordChange: Sendable, Hashable {
   public var id: Int64
   public var source: String
   public var key: String
+  public var kind: ChangeKind
+  /// The record's page URL when the change was seen.
+  public var url: String
   /// The fields before the change; nil for a new record.
   public var beforeJSON: String?
-  public var afterJSON: String
+  /// The fields after the change; nil for a removed record.
+  public var afterJSON: String?
   public var at: Date
   public var run: Int64?
 
   public init(
-    id: Int64, source: String, key: String, beforeJSON: String?, afterJSON: String, at: Date,
-    run: Int64?
+    id: Int64, source: String, key: String, kind: ChangeKind, url: String = "", beforeJSON: String?,
+    afterJSON: String?, at: Date, run: Int64?
   ) {
     self.id = id
     self.source = source
     self.key = key
+    self.kind = kind
+    self.url = url
     self.beforeJSON = beforeJSON
     self.afterJSON = afterJSON
     self.at = at

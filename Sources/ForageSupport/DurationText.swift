@@ -1,4 +1,16 @@
 extension Duration {
+  /// The duration in seconds as a `Double` (the package's one conversion).
+  @inlinable package var seconds: Double {
+    let (s, atto) = components
+    return Double(s) + Double(atto) / 1e18
+  }
+
+  /// The duration in whole milliseconds, rounded towards zero.
+  @inlinable package var milliseconds: Int64 {
+    let (s, atto) = components
+    return s * 1000 + atto / 1_000_000_000_000_000
+  }
+
   /// Reads a duration as people write one in a config or a device profile:
   /// a number (decimals allowed) and a unit, `ms`, `s`, `m`, `h` or `d`,
   /// with white space around it ignored; nil when `text` is not one (no

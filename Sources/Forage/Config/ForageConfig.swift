@@ -10,6 +10,20 @@ import ForageURL
 /// The JSON format is described in `docs/configuration.md`; the same types
 /// can be built in code.
 public struct ForageConfig: Sendable, Hashable {
+  public static func == (a: ForageConfig, b: ForageConfig) -> Bool {
+    a.store == b.store && a.fetch == b.fetch && a.removeQueryParameters == b.removeQueryParameters
+      && a.tasks == b.tasks && a.sources == b.sources && a.notify == b.notify
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(store)
+    hasher.combine(fetch)
+    hasher.combine(removeQueryParameters)
+    hasher.combine(tasks)
+    hasher.combine(sources)
+    hasher.combine(notify)
+  }
+
   /// A SQLite path (relative to the config file) or a `postgres://` URL.
   public var store: String?
   /// Fetch settings of every source that has none of its own (ForageHTTP's
@@ -20,6 +34,12 @@ public struct ForageConfig: Sendable, Hashable {
   public var removeQueryParameters: [String]
   public var tasks: [TaskDefinition]
   public var sources: [Source]
+  /// Where notable changes are delivered (the top-level `notify` array).
+  public var notify: [NotifyChannel] = []
+  /// The folder of the file the config was loaded from (`load(path:)`), for
+  /// paths in it that are relative (a `file` channel's); nil when it was
+  /// not read from a file. Not part of the config's equality.
+  public var directory: String? = nil
 
   /// Creates a config.
   ///
@@ -72,7 +92,10 @@ public struct ForageConfig: Sendable, Hashable {
         ConfigProblem(path: "", message: exists ? "cannot read the file" : "no such file")
       ])
     }
-    return try parse(Array(data), file: path, onWarning: onWarning)
+    var config = try parse(Array(data), file: path, onWarning: onWarning)
+    let folder = (path as NSString).deletingLastPathComponent
+    config.directory = folder.isEmpty ? "." : folder
+    return config
   }
 
   /// Parses and validates config JSON.

@@ -1,4 +1,5 @@
 import ForageHTTP
+import ForageStore
 
 /// A web source to keep fresh: where to fetch, what to extract, how far to crawl.
 ///
@@ -40,6 +41,15 @@ public struct Source: Sendable, Hashable {
   ///
   /// - SeeAlso: <https://encoding.spec.whatwg.org/#names-and-labels>
   public var charset: String? = nil
+  /// The conditions that make a change of this source notable (any one
+  /// suffices); nil: every changed, removed and restored record, and new
+  /// ones except on the source's first completed crawl.
+  public var notifyWhen: [ChangeCondition]? = nil
+  /// The names of the channels this source's notable changes go to; nil:
+  /// every channel of the config.
+  public var notifyVia: [String]? = nil
+  /// How long this source's change history is kept; nil keeps all of it.
+  public var history: HistoryRetention? = nil
 
   public init(
     name: String, urls: [String], format: SourceFormat = .html,

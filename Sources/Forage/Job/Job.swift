@@ -23,14 +23,24 @@ public final class Job: Sendable {
   let fetcher: Fetcher
   let canonicalizer: URLCanonicalizer
   let owner: String
+  /// Decides which changes are notable; nil when the config has no channels.
+  let router: NotificationRouter?
+  /// Delivers notifications while the job runs; nil when the config has no channels.
+  let notifier: Notifier?
 
   /// Creates a job over `store`, fetching through `transport`.
-  public init(config: ForageConfig, store: any Store, transport: any Transport) {
+  ///
+  /// - Parameter notifier: what delivers notable changes during the launch
+  ///   (default: one over the config's channels, reading secrets from the
+  ///   process's environment); nil when the config has no channels.
+  public init(config: ForageConfig, store: any Store, transport: any Transport, notifier: Notifier? = nil) {
     self.config = config
     self.store = store
     self.canonicalizer = URLCanonicalizer(removingQueryParameters: config.removeQueryParameters)
     self.fetcher = Fetcher(transport: transport, settings: config.fetch, robotsArchive: StoreRobotsArchive(store: store))
     self.owner = "pid-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
+    self.router = NotificationRouter(config: config)
+    self.notifier = config.notify.isEmpty ? nil : notifier ?? Notifier(config: config, store: store, transport: transport)
   }
 
   /// Runs one launch.
@@ -69,7 +79,10 @@ public final class Job: Sendable {
 
     // A single process owns an embedded store: claims left by a killed
     // process go back to the queue.
-    if recoveringClaims { try await store.releaseClaims(owner: nil) }
+    if recoveringClaims {
+      try await store.releaseClaims(owner: nil)
+      try await store.releaseNotificationClaims(owner: nil)
+    }
     let runID = try await store.beginRun(task: task, sources: selected.map(\.name), startedAt: Date())
 
     var summary = RunSummary()
@@ -79,11 +92,25 @@ public final class Job: Sendable {
         "the budget (\(Units.format(budget))) is not longer than the stop margin (\(Units.format(Defaults.stopMargin))): "
           + "no request could start")
     }
+    // Notifications go out while the crawl runs, woken by each commit that
+    // queued some, and stop at the budget's margin whatever they are doing.
+    let delivery = notifier.map { DeliveryLoop(notifier: $0, until: deadline - Defaults.stopMargin) }
     do {
-      try await launch(
-        compiled, run: runID, deadline: deadline, concurrencyLimit: concurrencyLimit, stop: stop, summary: &summary,
-        progress: progress)
+      try await withTaskCancellationHandler {
+        try await launch(
+          compiled, run: runID, deadline: deadline, concurrencyLimit: concurrencyLimit, stop: stop, summary: &summary,
+          delivery: delivery, progress: progress)
+      } onCancel: {
+        delivery?.cancel()
+      }
+      if let delivery {
+        let report = await delivery.finish()
+        summary.notificationsDelivered += report.delivered
+        summary.notificationsFailed += report.failed
+        for problem in report.problems.prefix(3) { summary.warn("notification: \(problem)") }
+      }
     } catch {
+      delivery?.cancel()
       var failed = summary
       failed.outcome = .failed
       failed.finishedAt = Date()
@@ -104,7 +131,8 @@ public final class Job: Sendable {
   /// executing the decisions of a ``LaunchMachine``.
   func launch(
     _ sources: [CompiledSource], run: Int64, deadline: ContinuousClock.Instant, concurrencyLimit: Int?,
-    stop: StopRequest?, summary: inout RunSummary, progress: (@Sendable (RunSummary) -> Void)?
+    stop: StopRequest?, summary: inout RunSummary, delivery: DeliveryLoop? = nil,
+    progress: (@Sendable (RunSummary) -> Void)?
   ) async throws {
     let clock = ContinuousClock()
     let concurrency = max(1, min(config.fetch.concurrency, concurrencyLimit ?? .max))
@@ -119,7 +147,8 @@ public final class Job: Sendable {
       let seeds = s.urls.compactMap { WebURL($0) }.map { PageContext.seed($0, source: source, depth: 0) }
       crawls.append(try await store.openCrawl(source: s.name, seeds: seeds, now: Date()))
       let settings = config.fetchSettings(for: s)
-      contexts.append(PageContext(source: source, settings: settings, fetcher: fetcher, run: run, deadline: deadline))
+      contexts.append(
+        PageContext(source: source, settings: settings, fetcher: fetcher, run: run, deadline: deadline, router: router))
       lanes.append(.init(cap: min(settings.concurrency, concurrency), critical: s.critical))
     }
     var machine = LaunchMachine<ProcessedPage>(lanes: lanes, concurrency: concurrency, commitBatch: Defaults.commitBatch)
@@ -203,11 +232,19 @@ public final class Job: Sendable {
           summary.recordsNew += result.newRecords
           summary.recordsChanged += result.changedRecords
           summary.recordsUnchanged += result.unchangedRecords
+          summary.recordsRestored += result.restoredRecords
+          summary.notificationsQueued += result.notifications
           for change in result.changes {
             guard let i = summary.sources.firstIndex(where: { $0.name == change.source }) else { continue }
-            if change.beforeJSON == nil { summary.sources[i].recordsNew += 1 } else { summary.sources[i].recordsChanged += 1 }
+            switch change.kind {
+            case .new: summary.sources[i].recordsNew += 1
+            case .changed: summary.sources[i].recordsChanged += 1
+            case .restored: summary.sources[i].recordsRestored += 1
+            case .removed: break
+            }
             summary.sources[i].recordsUnchanged -= 1
           }
+          if result.notifications > 0 { delivery?.wake() }
           progress?(summary)
           actions = machine.handle(.committed(linksAdded: result.linksAdded))
         }
@@ -224,9 +261,14 @@ public final class Job: Sendable {
     // Each source whose frontier ran dry may have completed its crawl; the
     // others keep their place for the next launch.
     for (i, lane) in machine.lanes.enumerated() where lane.isExhausted {
-      if try await store.completeCrawlIfExhausted(crawls[i].id, now: Date()) {
+      let maxPages = sources[i].source.crawl?.maxPages
+      if let completion = try await store.completeCrawl(crawls[i].id, maxPages: maxPages, router: router, now: Date()) {
         summary.completedSources.append(sources[i].source.name)
         summary.sources[i].completed = true
+        summary.recordsRemoved += completion.removed.count
+        summary.sources[i].recordsRemoved += completion.removed.count
+        summary.notificationsQueued += completion.notifications
+        if completion.notifications > 0 { delivery?.wake() }
       }
     }
     // Entries claimed and not fetched, claimed by this launch and failed, or

@@ -47,13 +47,19 @@ final class PageContext: Sendable {
   let fetcher: Fetcher
   let run: Int64
   let deadline: ContinuousClock.Instant
+  /// Where notable changes go; nil when the config has no channels.
+  let router: NotificationRouter?
 
-  init(source: CompiledSource, settings: FetchSettings, fetcher: Fetcher, run: Int64, deadline: ContinuousClock.Instant) {
+  init(
+    source: CompiledSource, settings: FetchSettings, fetcher: Fetcher, run: Int64, deadline: ContinuousClock.Instant,
+    router: NotificationRouter? = nil
+  ) {
     self.source = source
     self.settings = settings
     self.fetcher = fetcher
     self.run = run
     self.deadline = deadline
+    self.router = router
   }
 
   var crawlScope: CrawlScope? { source.source.crawl }
@@ -74,7 +80,8 @@ final class PageContext: Sendable {
     if let previous, let scope = crawlScope, previous.status == 200,
        now.timeIntervalSince(previous.fetchedAt) < scope.revisitAfter.seconds {
       return ProcessedPage(
-        commit: commit(item, .done, discovered: seeds(fromStored: previous.links, depth: item.depth)), kind: .fresh)
+        commit: commit(item, .done, discovered: seeds(fromStored: previous.links, depth: item.depth), keepsRecords: true),
+        kind: .fresh)
     }
     let validators = previous.flatMap { p -> Validators? in
       guard p.status == 200, p.etag != nil || p.lastModified != nil else { return nil }
@@ -98,18 +105,22 @@ final class PageContext: Sendable {
       page.etag = response.headers["ETag"] ?? page.etag
       page.lastModified = response.headers["Last-Modified"] ?? page.lastModified
       return ProcessedPage(
-        commit: commit(item, .done, page: page, discovered: seeds(fromStored: page.links, depth: item.depth)),
+        commit: commit(
+          item, .done, page: page, discovered: seeds(fromStored: page.links, depth: item.depth), keepsRecords: true),
         kind: .notModified)
     case .deferred:
       return ProcessedPage(commit: commit(item, .deferred), kind: .deferred)
     case .disallowed(let u):
+      // The page may still be there; robots.txt only keeps us from reading it.
       return ProcessedPage(
-        commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts)), kind: .failed,
+        commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
+        kind: .failed,
         warnings: ["\(u.href): disallowed by robots.txt"])
     case .robotsUnreachable(let u, let reason):
       // Not the page's fault and not final: a later launch asks again.
       return ProcessedPage(
-        commit: commit(item, .failed(permanent: false, maxAttempts: Defaults.maxAttempts)), kind: .failed,
+        commit: commit(item, .failed(permanent: false, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
+        kind: .failed,
         warnings: [
           "\(u.href): robots.txt unreachable (\(reason)): RFC 9309 treats the site as disallowed until it answers"
         ])
@@ -122,8 +133,8 @@ final class PageContext: Sendable {
         return ProcessedPage(commit: commit(item, .deferred), kind: .deferred)
       }
       return ProcessedPage(
-        commit: commit(item, .failed(permanent: false, maxAttempts: Defaults.maxAttempts)), kind: .failed,
-        warnings: ["\(item.url): \(error)"])
+        commit: commit(item, .failed(permanent: false, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
+        kind: .failed, warnings: ["\(item.url): \(error)"])
     }
   }
 
@@ -136,13 +147,20 @@ final class PageContext: Sendable {
     guard (200..<300).contains(response.status) else {
       // 4xx other than 408/429 will not change by asking again; the rest may.
       let permanent = (400..<500).contains(response.status) && response.status != 408 && response.status != 429
+      // A page that is gone (404, 410) takes its records with it; after any
+      // other failure they still stand.
+      let gone = response.status == 404 || response.status == 410
       return ProcessedPage(
-        commit: commit(item, .failed(permanent: permanent, maxAttempts: Defaults.maxAttempts), page: page),
+        commit: commit(
+          item, .failed(permanent: permanent, maxAttempts: Defaults.maxAttempts), page: page, keepsRecords: !gone),
         kind: .failed, bytes: bytes, warnings: ["\(item.url): HTTP \(response.status)"])
     }
     let canonical = source.canonicalizer.canonical(response.url)
     let contentType = response.headers["Content-Type"] ?? ""
     var extraction = Extraction()
+    // A body that could not be read at all says nothing about its records:
+    // they still stand (a removal needs a page that was read).
+    var unreadable = false
     switch source.source.format {
     case .json:
       do {
@@ -150,9 +168,11 @@ final class PageContext: Sendable {
         extraction = Extractor.extractJSON(json, url: response.url, canonical: canonical, source: source)
       } catch {
         extraction.warnings.append("\(response.url.href): not valid JSON: \(error)")
+        unreadable = true
       }
     case .feed:
       extraction = Extractor.extractFeed(response.body, url: response.url, contentType: contentType)
+      unreadable = extraction.records.isEmpty && !extraction.warnings.isEmpty
     case .html:
       guard contentType.isEmpty || PageContext.isMarkup(contentType) else {
         // Followed a link to an image or a PDF: nothing to extract or follow.
@@ -175,7 +195,7 @@ final class PageContext: Sendable {
     }
     let discovered = links.map { FrontierSeed(url: $0.canonicalHref, fingerprint: $0.fingerprint, depth: depth) }
     return ProcessedPage(
-      commit: commit(item, .done, page: page, records: records, discovered: discovered),
+      commit: commit(item, .done, page: page, records: records, discovered: discovered, keepsRecords: unreadable),
       kind: .fetched, bytes: bytes, warnings: extraction.warnings)
   }
 
@@ -195,11 +215,14 @@ final class PageContext: Sendable {
 
   func commit(
     _ item: FrontierItem, _ outcome: FrontierOutcome, page: PageRecord? = nil, records: [RecordInput] = [],
-    discovered: [FrontierSeed] = []
+    discovered: [FrontierSeed] = [], keepsRecords: Bool = false
   ) -> PageCommit {
-    PageCommit(
+    var commit = PageCommit(
       item: item, outcome: outcome, page: page, records: records, discovered: discovered,
       maxPages: crawlScope?.maxPages, run: run, now: Date())
+    commit.keepsRecords = keepsRecords
+    commit.router = router
+    return commit
   }
 
   /// True when a crawl may follow `url` at `depth`.

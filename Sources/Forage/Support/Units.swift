@@ -48,7 +48,4 @@ extension String {
   }
 }
 
-extension Duration {
-  /// The duration in seconds as a Double.
-  var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
+

@@ -1,0 +1,81 @@
+import Foundation
+import ForageStore
+
+/// A change as `forage changes` shows it: readable lines for a person, or
+/// one JSON object per line for a program.
+///
+///     2026-12-01 09:14:03Z  changed  prices  lamp  https://example.com/item/1
+///       price: 12 → 10
+///       description: The [-old-]{+new+} lamp, now with a switch.
+public enum ChangeText {
+  /// One JSON object: `{"id", "kind", "source", "key", "url", "at", "run",
+  /// "before", "after", "changes": [{"field", "before", "after"}]}`.
+  public static func json(_ change: RecordChange) -> String {
+    let before = change.beforeJSON.map(NotificationPayload.parseFields)
+    let after = change.afterJSON.map(NotificationPayload.parseFields)
+    let changes: [JSONValue] = FieldDiff.changes(before: before, after: after).map {
+      .object([("field", .string($0.field)), ("before", $0.before ?? .null), ("after", $0.after ?? .null)])
+    }
+    return JSONValue.object([
+      ("id", .number(Double(change.id))),
+      ("kind", .string(change.kind.rawValue)),
+      ("source", .string(change.source)),
+      ("key", .string(change.key)),
+      ("url", .string(change.url)),
+      ("at", .string(ISODate.string(change.at, milliseconds: true))),
+      ("run", change.run.map { .number(Double($0)) } ?? .null),
+      ("before", before ?? .null),
+      ("after", after ?? .null),
+      ("changes", .array(changes)),
+    ]).serialized()
+  }
+
+  /// A heading line and one line per changed field (for a new or removed
+  /// record, its fields). Long text fields show a word diff: removed words
+  /// `[-so-]`, added ones `{+so+}`, or in red and green with `colour`.
+  public static func lines(_ change: RecordChange, colour: Bool = false) -> [String] {
+    let at = ISODate.string(change.at).replacingOccurrences(of: "T", with: " ")
+    var kind = change.kind.rawValue
+    if colour {
+      let code: String
+      switch change.kind {
+      case .new, .restored: code = "32"
+      case .removed: code = "31"
+      case .changed: code = "33"
+      }
+      kind = "\u{1B}[\(code)m\(kind)\u{1B}[0m"
+    }
+    var lines = ["\(at)  \(kind)  \(change.source)  \(change.key)" + (change.url.isEmpty ? "" : "  \(change.url)")]
+    let before = change.beforeJSON.map(NotificationPayload.parseFields)
+    let after = change.afterJSON.map(NotificationPayload.parseFields)
+    for field in FieldDiff.changes(before: before, after: after) {
+      lines.append("  \(field.field): " + describe(field, kind: change.kind, colour: colour))
+    }
+    return lines
+  }
+
+  static func describe(_ field: FieldChange, kind: ChangeKind, colour: Bool) -> String {
+    switch kind {
+    case .new: return show(field.after)
+    case .removed: return show(field.before)
+    case .changed, .restored: break
+    }
+    if case .string(let old)? = field.before, case .string(let new)? = field.after,
+       WordDiff.isLongText(old) || WordDiff.isLongText(new) {
+      return WordDiff.diff(old, new).map { part -> String in
+        switch part {
+        case .same(let s): return s
+        case .removed(let s): return colour ? "\u{1B}[31m\(s)\u{1B}[0m" : "[-\(s)-]"
+        case .added(let s): return colour ? "\u{1B}[32m\(s)\u{1B}[0m" : "{+\(s)+}"
+        }
+      }.joined().replacingOccurrences(of: "\n", with: "\n    ")
+    }
+    return show(field.before) + " → " + show(field.after)
+  }
+
+  /// A value as JSON text, or `(none)` when absent.
+  static func show(_ value: JSONValue?) -> String {
+    guard let value else { return "(none)" }
+    return value.serialized()
+  }
+}

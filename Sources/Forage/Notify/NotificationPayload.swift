@@ -1,0 +1,68 @@
+import Foundation
+import ForageStore
+import ForageSupport
+
+/// The JSON a channel delivers for a notification:
+///
+///     {"type": "record.changed", "id": "msg_…", "source": "prices", "key": "lamp",
+///      "url": "https://…", "at": "2026-12-01T09:00:00.000Z",
+///      "before": {…}, "after": {…},
+///      "changes": [{"field": "price", "before": 12, "after": 10}]}
+///
+/// `id` is the notification's idempotency key (the Standard Webhooks
+/// `webhook-id`): the same on every retry, so a receiver can drop the
+/// duplicates that at-least-once delivery allows. `before` is null for a new
+/// record, `after` for a removed one.
+public enum NotificationPayload {
+  /// The document of one notification.
+  public static func document(id: String, change: RecordChange) -> JSONValue {
+    let before = change.beforeJSON.map(parseFields)
+    let after = change.afterJSON.map(parseFields)
+    let changes: [JSONValue] = FieldDiff.changes(before: before, after: after).map {
+      .object([("field", .string($0.field)), ("before", $0.before ?? .null), ("after", $0.after ?? .null)])
+    }
+    return .object([
+      ("type", .string("record." + change.kind.rawValue)),
+      ("id", .string(id)),
+      ("source", .string(change.source)),
+      ("key", .string(change.key)),
+      ("url", .string(change.url)),
+      ("at", .string(ISODate.string(change.at, milliseconds: true))),
+      ("before", before ?? .null),
+      ("after", after ?? .null),
+      ("changes", .array(changes)),
+    ])
+  }
+
+  /// The document of a batch: `{"type": "batch", "id": …, "notifications": [...]}`.
+  public static func batch(id: String, _ notifications: [(id: String, change: RecordChange)]) -> JSONValue {
+    .object([
+      ("type", .string("batch")),
+      ("id", .string(id)),
+      ("notifications", .array(notifications.map { document(id: $0.id, change: $0.change) })),
+    ])
+  }
+
+  /// The idempotency key of a batch: derived from its members' keys, so a
+  /// retry of the same batch carries the same one (a batch that gained
+  /// members is another message; receivers dedupe members by their `id`).
+  public static func batchID(_ memberIDs: [String]) -> String {
+    var hash = SHA256()
+    for id in memberIDs.sorted() { hash.update(Array(id.utf8) + [0]) }
+    return "msg_batch_" + hash.finalize().prefix(16).map { String($0 >> 4, radix: 16) + String($0 & 15, radix: 16) }.joined()
+  }
+
+  /// A sample notification for `forage notify --test`.
+  public static func sample(channel: String, at date: Date) -> (id: String, change: RecordChange) {
+    let change = RecordChange(
+      id: 0, source: "forage-test", key: "sample", kind: .changed, url: "https://example.com/item/1",
+      beforeJSON: #"{"price":12,"title":"Sample item"}"#, afterJSON: #"{"price":10,"title":"Sample item"}"#,
+      at: date, run: nil)
+    return ("msg_test_" + String(Int(date.timeIntervalSince1970)) + "_" + channel, change)
+  }
+
+  /// Stored fields as JSON (text that does not parse stays a string).
+  static func parseFields(_ text: String) -> JSONValue {
+    (try? JSONValue.parse(text)) ?? .string(text)
+  }
+}

@@ -1,0 +1,40 @@
+import ForageStore
+
+/// The config's notification rules as the store applies them inside a
+/// commit: a change is notable by its source's `notifyWhen` (or the default
+/// rule) and goes to the channels its `notifyVia` names (or every channel).
+///
+///     let router = NotificationRouter(config: config)   // nil without channels
+///     PageCommit(item: item, outcome: .done, records: records, router: router, now: .now)
+public struct NotificationRouter: ChangeRouter {
+  struct Rule: Sendable {
+    var conditions: [ChangeCondition]?
+    var channels: [String]
+  }
+  let rules: [String: Rule]
+
+  /// The router of `config`; nil when it has no channels (nothing to route).
+  public init?(config: ForageConfig) {
+    guard !config.notify.isEmpty else { return nil }
+    let all = config.notify.map(\.name)
+    var rules: [String: Rule] = [:]
+    for source in config.sources {
+      let channels = source.notifyVia.map { via in all.filter(via.contains) } ?? all
+      rules[source.name] = Rule(conditions: source.notifyWhen, channels: channels)
+    }
+    self.rules = rules
+  }
+
+  /// The channels `change` goes to; empty when it is not notable or its
+  /// source is not in the config.
+  public func channels(for change: RecordChange, firstCrawl: Bool) -> [String] {
+    guard let rule = rules[change.source], !rule.channels.isEmpty else { return [] }
+    // Fields are parsed only when a condition looks at them.
+    let needsFields = rule.conditions?.contains { if case .field = $0 { return true } else { return false } } ?? false
+    let before = needsFields ? change.beforeJSON.flatMap { try? JSONValue.parse($0) } : nil
+    let after = needsFields ? change.afterJSON.flatMap { try? JSONValue.parse($0) } : nil
+    let notable = ChangeCondition.isNotable(
+      kind: change.kind, before: before, after: after, conditions: rule.conditions, firstCompletedCrawl: firstCrawl)
+    return notable ? rule.channels : []
+  }
+}

@@ -1,0 +1,109 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Forage
+import ForageStore
+import ForageSupport
+
+/// `forage changes`: the change history, newest first.
+struct ChangesCommand: Command {
+  static let name = "changes"
+  static let abstract = "Show what changed in the stored records, newest first."
+  static let arguments: [Argument] = [
+    .option("--store", "PATH", "The SQLite file to read.", required: true),
+    .option("--source", "NAME", "Only this source's changes."),
+    .option("--since", "DURATION", "Only changes of the last DURATION, e.g. 1h, 1d, 7d."),
+    .repeatable("--kind", "KIND", "Only changes of this kind: new, changed, removed or restored.", default: "every kind"),
+    .option("--limit", "N", "At most N changes.", default: "100"),
+    .flag("--json", "Print one JSON object per line."),
+  ]
+  static let discussion = """
+    Lists the changes of the stored records, newest first: records that are
+    new, changed (each changed field with its value before and after; long
+    text as a word diff), removed (a completed crawl did not see them again)
+    or restored (seen again after a removal). Colour on a terminal only.
+    JSON Lines rows: {"id","kind","source","key","url","at","run","before",
+    "after","changes":[{"field","before","after"}]}.
+    """
+
+  var store: String
+  var source: String?
+  var since: Duration?
+  var kinds: Set<ChangeKind> = []
+  var limit = 100
+  var json = false
+
+  init(_ args: inout ArgumentList) throws(UsageError) {
+    guard let s = try args.option("--store") else { throw UsageError("missing --store PATH") }
+    store = s
+    source = try args.option("--source")
+    if let text = try args.option("--since") {
+      guard let d = Units.duration(text), d > .zero else {
+        throw UsageError("--since expects a duration such as 1h, 1d or 7d, not \"\(text)\"")
+      }
+      since = d
+    }
+    for text in try args.options("--kind") {
+      for word in text.split(separator: ",").map(String.init) {
+        guard let kind = ChangeKind(rawValue: word) else {
+          let names = ChangeKind.allCases.map(\.rawValue)
+          let hint = Spelling.closest(to: word, in: names).map { " (did you mean \"\($0)\"?)" } ?? ""
+          throw UsageError("--kind expects new, changed, removed or restored, not \"\(word)\"\(hint)")
+        }
+        kinds.insert(kind)
+      }
+    }
+    if let text = try args.option("--limit") {
+      guard let n = Int(text), n > 0 else { throw UsageError("--limit expects a whole number above 0, not \"\(text)\"") }
+      limit = n
+    }
+    json = args.flag("--json")
+    try args.expectNoMore()
+  }
+
+  func run(_ out: Terminal) async -> ExitStatus {
+    guard FileManager.default.fileExists(atPath: store) || store.contains("://") else {
+      out.error("forage changes: no store at \(store)")
+      return .badInput
+    }
+    let opened: any Store
+    do { opened = try Engine.openStore(store) } catch {
+      out.error("forage changes", error)
+      return .badInput
+    }
+    do {
+      if let source {
+        let known = try await opened.sourceNames()
+        guard known.contains(source) else {
+          let hint = Spelling.closest(to: source, in: known).map { " (did you mean \"\($0)\"?)" } ?? ""
+          out.error("forage changes: the store has no source \"\(source)\"\(hint)")
+          try? await opened.close()
+          return .badInput
+        }
+      }
+      let query = ChangeQuery(
+        source: source, kinds: kinds, since: since.map { Date().addingTimeInterval(-$0.seconds) }, limit: limit)
+      let changes = try await opened.changes(matching: query)
+      let colour = !json && isatty(1) != 0
+      var text = ""
+      for change in changes {
+        if json {
+          text += ChangeText.json(change) + "\n"
+        } else {
+          text += ChangeText.lines(change, colour: colour).joined(separator: "\n") + "\n"
+        }
+      }
+      out.write(1, text)
+      if !json && changes.isEmpty { out.error("no changes match") }
+      try? await opened.close()
+      return .ok
+    } catch {
+      out.error("forage changes", error)
+      try? await opened.close()
+      return .jobFailed
+    }
+  }
+}

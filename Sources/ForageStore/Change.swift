@@ -1,0 +1,146 @@
+import Foundation
+
+/// What happened to a record.
+public enum ChangeKind: String, Sendable, Hashable, CaseIterable, Codable {
+  /// First seen.
+  case new
+  /// Seen again with different fields.
+  case changed
+  /// Not seen again by a completed crawl of its source (an interrupted crawl
+  /// never removes anything).
+  case removed
+  /// Seen again after it was removed.
+  case restored
+}
+
+/// How long a source's change history is kept. Pruning is a maintenance step
+/// (`Store.pruneHistory`), never part of a launch's budget, and never deletes
+/// a change that still has a notification waiting to be delivered.
+///
+///     HistoryRetention(keep: 50, maxAge: .seconds(90 * 86_400))
+public struct HistoryRetention: Sendable, Hashable {
+  /// The most changes kept per record (the newest); nil keeps every one.
+  public var keep: Int?
+  /// Changes older than this are dropped; nil keeps them at any age.
+  public var maxAge: Duration?
+
+  public init(keep: Int? = nil, maxAge: Duration? = nil) {
+    self.keep = keep
+    self.maxAge = maxAge
+  }
+}
+
+/// Decides which notification channels a change goes to. The store asks it
+/// inside the transaction that writes the change, so a notable change and
+/// its outbox rows are committed together or not at all.
+public protocol ChangeRouter: Sendable {
+  /// The names of the channels `change` is delivered to; empty when it is
+  /// not notable.
+  ///
+  /// - Parameter firstCrawl: the change's source has no completed crawl yet
+  ///   (its records are all new, and a user may not want to hear of each).
+  func channels(for change: RecordChange, firstCrawl: Bool) -> [String]
+}
+
+/// Which changes `Store.changes(matching:)` returns, newest first.
+public struct ChangeQuery: Sendable, Hashable {
+  /// Only changes of this source; nil for every source.
+  public var source: String?
+  /// Only changes of these kinds; empty for every kind.
+  public var kinds: Set<ChangeKind>
+  /// Only changes at or after this date.
+  public var since: Date?
+  /// Only changes with an id below this (paging from the newest).
+  public var beforeID: Int64?
+  /// At most this many.
+  public var limit: Int
+
+  public init(
+    source: String? = nil, kinds: Set<ChangeKind> = [], since: Date? = nil, beforeID: Int64? = nil,
+    limit: Int = 100
+  ) {
+    self.source = source
+    self.kinds = kinds
+    self.since = since
+    self.beforeID = beforeID
+    self.limit = limit
+  }
+}
+
+/// Where a notification is in its life.
+public enum NotificationState: String, Sendable, Hashable, CaseIterable {
+  /// Waiting for (another) delivery attempt.
+  case pending
+  /// A receiver accepted it.
+  case delivered
+  /// Given up on: too old, or its channel is gone; kept to be seen.
+  case dead
+}
+
+/// A notification of the outbox with the change it tells of.
+public struct OutboxNotification: Sendable, Hashable {
+  public var id: Int64
+  /// The idempotency key, the same on every attempt (`webhook-id`).
+  public var messageID: String
+  public var channel: String
+  public var state: NotificationState
+  /// Attempts made so far.
+  public var attempts: Int
+  public var createdAt: Date
+  /// When the next attempt is due (pending ones).
+  public var nextAttemptAt: Date
+  /// Why the last attempt failed, in a sentence.
+  public var lastError: String?
+  public var change: RecordChange
+
+  public init(
+    id: Int64, messageID: String, channel: String, state: NotificationState, attempts: Int, createdAt: Date,
+    nextAttemptAt: Date, lastError: String?, change: RecordChange
+  ) {
+    self.id = id
+    self.messageID = messageID
+    self.channel = channel
+    self.state = state
+    self.attempts = attempts
+    self.createdAt = createdAt
+    self.nextAttemptAt = nextAttemptAt
+    self.lastError = lastError
+    self.change = change
+  }
+}
+
+/// How a delivery attempt ended, as the outbox records it.
+public enum NotificationSettlement: Sendable, Hashable {
+  /// Accepted: never sent again.
+  case delivered
+  /// Failed; try again at this date.
+  case retry(at: Date, error: String)
+  /// Given up on, with the reason.
+  case dead(error: String)
+}
+
+/// How many notifications are in each state.
+public struct NotificationCounts: Sendable, Hashable {
+  public var pending = 0, delivered = 0, dead = 0
+  /// Pending ones whose next attempt is due.
+  public var due = 0
+  /// The earliest next attempt of a pending one.
+  public var nextAttemptAt: Date?
+  public init() {}
+}
+
+/// A channel that a receiver turned off (HTTP 410 Gone), kept until the
+/// config points the channel somewhere else.
+public struct DisabledChannel: Sendable, Hashable {
+  public var name: String
+  /// The target the channel had when it was turned off (a webhook URL).
+  public var target: String
+  public var reason: String
+  public var at: Date
+  public init(name: String, target: String, reason: String, at: Date) {
+    self.name = name
+    self.target = target
+    self.reason = reason
+    self.at = at
+  }
+}
