@@ -181,13 +181,16 @@ struct ConfigReader {
 
   // MARK: The config
 
-  static let topKeys = ["userAgent", "store", "fetch", "tasks", "sources", "removeQueryParameters"]
+  static let topKeys = ["userAgent", "store", "fetch", "tasks", "sources", "removeQueryParameters", "notify"]
   static let fetchKeys = [
     "userAgent", "concurrency", "perHostConcurrency", "perHostDelay", "adaptiveDelay", "timeout", "connectTimeout",
     "maxBodySize", "robotsTxt", "retries", "headers", "headersFromEnv", "secretOrigins", "cookies",
   ]
   static let taskKeys = ["id", "kind", "every", "budget", "requiresNetwork", "requiresExternalPower", "sources"]
-  static let sourceKeys = ["name", "url", "urls", "feed", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly", "charset"]
+  static let sourceKeys = [
+    "name", "url", "urls", "feed", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly", "charset",
+    "notifyWhen", "notifyVia", "history",
+  ]
   static let fieldKeys = ["css", "pointer", "attr", "all", "type", "regex", "trim", "default", "required"]
   static let crawlKeys = ["follow", "sameHost", "allowedDomains", "include", "exclude", "maxDepth", "maxPages", "revisitAfter"]
 
@@ -199,6 +202,7 @@ struct ConfigReader {
     if let f = m["fetch"] { fetchSettings(f, at: "fetch", into: &config.fetch) }
     fetchBase = config.fetch
     if let q = strings(m["removeQueryParameters"], at: "removeQueryParameters") { config.removeQueryParameters = q }
+    config.notify = notifyChannels(m["notify"], at: "notify")
 
     if let s = m["sources"] {
       if case .array(let items) = s {
@@ -216,6 +220,7 @@ struct ConfigReader {
     for (i, s) in config.sources.enumerated() where !seen.insert(s.name).inserted {
       problem("sources[\(i)].name", "duplicate source name \"\(s.name)\"")
     }
+    checkNotifyVia(sources: m["sources"], notify: m["notify"])
 
     if let t = m["tasks"] {
       if case .array(let items) = t {
@@ -407,6 +412,7 @@ struct ConfigReader {
         problem(join(path, "charset"), "unknown charset \"\(label)\"\(hint)")
       }
     }
+    sourceNotifySettings(m, at: path, into: &source)
     return name == nil ? nil : source
   }
 

@@ -12,6 +12,7 @@ extension ForageConfig {
       top.append(("removeQueryParameters", .array(removeQueryParameters.map(JSONValue.string))))
     }
     if !tasks.isEmpty { top.append(("tasks", .array(tasks.map(\.jsonValue)))) }
+    if !notify.isEmpty { top.append(("notify", .array(notify.map(\.jsonValue)))) }
     top.append(("sources", .array(sources.map { $0.jsonValue(base: fetch) })))
     return .object(top)
   }
@@ -90,6 +91,7 @@ extension Source {
     if let fetch { m.append(("fetch", fetch.jsonValue(comparedTo: base))) }
     if critical { m.append(("critical", .bool(true))) }
     if wifiOnly { m.append(("wifiOnly", .bool(true))) }
+    m += notifyMembers
     return .object(m)
   }
 }
