@@ -40,4 +40,8 @@ public enum Defaults {
   public static let notifyFirstRetry: Duration = .seconds(30)
   /// No retry waits longer than this.
   public static let notifyLongestRetry: Duration = .seconds(3600)
+  /// The daemon looks for due notifications at least this often.
+  public static let daemonDeliveryInterval: Duration = .seconds(60)
+  /// The daemon prunes the change history this often.
+  public static let maintenanceInterval: Duration = .seconds(6 * 3600)
 }

@@ -81,6 +81,13 @@ struct DaemonCommand: Command {
           }
         case .message(let line):
           out.error("forage: \(line)")
+        case .notifications(let report):
+          for problem in report.problems.prefix(5) { out.error("forage daemon: notification: \(problem)") }
+          out.error(
+            "forage daemon: notifications: \(report.delivered) delivered, \(report.failed) failed (retried later), "
+              + "\(report.dead) dead")
+        case .historyPruned(let changes):
+          out.error("forage daemon: dropped \(changes) change(s) past their sources' history retention")
         }
       }
     }

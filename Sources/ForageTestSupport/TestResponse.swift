@@ -122,6 +122,15 @@ public struct Route: Sendable {
   enum Action: Sendable {
     case respond(@Sendable (RecordedRequest) -> TestResponse)
     case fault(Fault)
+    case choose(@Sendable (RecordedRequest) -> Reply)
+  }
+
+  /// What a choosing route does with one request.
+  public enum Reply: Sendable {
+    /// Answer with this response.
+    case response(TestResponse)
+    /// Misbehave as this fault describes.
+    case fault(Fault)
   }
 
   let action: Action
@@ -135,6 +144,15 @@ public struct Route: Sendable {
 
   /// A route that misbehaves as `f` describes.
   public static func fault(_ f: Fault) -> Route { Route(action: .fault(f)) }
+
+  /// A route that decides per request whether to answer or misbehave (a
+  /// receiver that fails, hangs, then recovers).
+  ///
+  ///     let calls = Locked(0)
+  ///     Route.choosing { _ in calls.withLock { $0 += 1; return $0 } == 1 ? .fault(.resetMidBody) : .response(.text("ok")) }
+  public static func choosing(_ choose: @escaping @Sendable (RecordedRequest) -> Reply) -> Route {
+    Route(action: .choose(choose))
+  }
 
   /// A route that always sends the same response.
   public static func fixed(_ response: TestResponse) -> Route { Route { _ in response } }

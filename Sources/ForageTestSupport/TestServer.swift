@@ -256,6 +256,11 @@ final class ServerCore: Sendable {
       switch route.action {
       case .respond(let handler): return send(handler(request), for: request, on: fd)
       case .fault(let fault): return perform(fault, for: request, on: fd)
+      case .choose(let choose):
+        switch choose(request) {
+        case .response(let response): return send(response, for: request, on: fd)
+        case .fault(let fault): return perform(fault, for: request, on: fd)
+        }
       }
     }
     if path == "/fault" || path == "/fault/" { return send(Fault.indexPage, for: request, on: fd) }

@@ -17,6 +17,11 @@ public enum DaemonEvent: Sendable {
   case launchFinished(task: TaskDefinition, plan: LaunchPlan, summary: RunSummary?)
   /// A line from the scheduler or the task runner (a refused resubmission).
   case message(String)
+  /// The daemon's own delivery round (beside the launches' ones) delivered,
+  /// failed or gave up on notifications.
+  case notifications(Notifier.Report)
+  /// The maintenance step dropped change history past its retention.
+  case historyPruned(changes: Int)
 }
 
 extension Engine {
@@ -62,8 +67,10 @@ extension Engine {
       policy: runner.policy(.server), conditions: conditions, persistence: pending,
       permittedIdentifiers: config.tasks.map(\.id), log: log)
     // Claims left by a killed daemon go back to the queue, once: from now on
-    // launches of different tasks run side by side.
+    // launches of different tasks run side by side. So do its notifications:
+    // they go again, with the same ids.
     try await store.releaseClaims(owner: nil)
+    try await store.releaseNotificationClaims(owner: nil)
     runner.register(on: scheduler)
     scheduler.finishLaunching()
     do { try await runner.submitAll(to: scheduler, now: Date()) } catch {
@@ -71,11 +78,50 @@ extension Engine {
       throw error
     }
     events(.scheduled(tasks: config.tasks.count))
+    // Between launches, the daemon delivers what is due (retries, what a
+    // launch had no time for) and keeps the history within its retention.
+    let upkeep = Task { await self.upkeep(events: events) }
     // Runs until this task is cancelled; then it expires the running
     // launches, gives them the grace, and returns.
     await scheduler.run()
+    upkeep.cancel()
+    _ = await upkeep.value
     // Pending requests are written behind: the last set goes in before the
     // caller closes the store.
     try await pending.flush()
+  }
+
+  /// The daemon's upkeep until cancelled: a delivery round when a retry is
+  /// due (at least every ``Defaults/daemonDeliveryInterval``), and the
+  /// history pruned every ``Defaults/maintenanceInterval``.
+  func upkeep(events: @escaping @Sendable (DaemonEvent) -> Void) async {
+    let notifier = self.notifier()
+    var lastPrune: Date?
+    while !Task.isCancelled {
+      let now = Date()
+      if lastPrune.map({ now.timeIntervalSince($0) >= Defaults.maintenanceInterval.seconds }) ?? true {
+        lastPrune = now
+        do {
+          let dropped = try await pruneHistory(now: now)
+          if dropped > 0 { events(.historyPruned(changes: dropped)) }
+        } catch {
+          events(.message("pruning the change history failed: \(error)"))
+        }
+      }
+      var pause = Defaults.daemonDeliveryInterval.seconds
+      if let notifier {
+        do {
+          let report = try await notifier.deliverDue()
+          if report.delivered + report.failed + report.dead > 0 { events(.notifications(report)) }
+          if let next = try await store.notificationCounts(now: Date()).nextAttemptAt {
+            pause = min(pause, max(1, next.timeIntervalSinceNow))
+          }
+        } catch {
+          if Task.isCancelled { break }
+          events(.message("delivering notifications failed: \(error)"))
+        }
+      }
+      try? await Task.sleep(for: .milliseconds(Int64(pause * 1000)))
+    }
   }
 }

@@ -29,9 +29,18 @@ extension Engine {
   /// - Throws: store errors (nothing is dropped then).
   @discardableResult
   public func pruneHistory(now: Date = Date()) async throws -> Int {
-    var retention: [String: HistoryRetention] = [:]
-    for source in config.sources { if let rule = source.history { retention[source.name] = rule } }
+    let retention = config.historyRetention
     guard !retention.isEmpty else { return 0 }
     return try await store.pruneHistory(retention, now: now)
+  }
+}
+
+extension ForageConfig {
+  /// Each source's `history` retention, by source name (sources without one
+  /// keep their whole history and are left out).
+  public var historyRetention: [String: HistoryRetention] {
+    var retention: [String: HistoryRetention] = [:]
+    for source in sources { if let rule = source.history { retention[source.name] = rule } }
+    return retention
   }
 }

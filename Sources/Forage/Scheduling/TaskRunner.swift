@@ -112,6 +112,13 @@ public struct TaskRunner: Sendable {
         concurrencyLimit: plan.concurrencyLimit, recoveringClaims: false)
       let refreshed = TaskRunner.refreshedSources(summary)
       background.reportRefreshed(sources: refreshed)
+      // A processing task has minutes: the maintenance step (pruning the
+      // change history) runs there, never in a refresh's budget.
+      if task.kind != .appRefresh, !summary.stoppedByBudget, !config.historyRetention.isEmpty {
+        do { _ = try await store.pruneHistory(config.historyRetention, now: Date()) } catch {
+          log.write("\(task.id): pruning the change history failed: \(error)")
+        }
+      }
       onFinish?(task, plan, summary)
       if summary.stoppedByBudget { throw CancellationError() }
       // A launch that left a planned source unrefreshed (every page failed,
