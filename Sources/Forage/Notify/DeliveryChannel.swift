@@ -194,6 +194,7 @@ struct FileChannel: DeliveryChannel {
     let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0o644)
     guard fd >= 0 else {
       let e = errno
+      if e == EISDIR { return .failed("\(path) is a folder, not a regular file; notifications are appended only to one") }
       return .failed("cannot open \(path) to append notifications: \(String(cString: strerror(e)))")
     }
     defer { close(fd) }

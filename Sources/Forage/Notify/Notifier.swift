@@ -21,16 +21,23 @@ public final class Notifier: Sendable {
   let store: any Store
   let channels: [String: (settings: NotifyChannel, delivery: any DeliveryChannel)]
   let owner: String
+  /// The wait before the first retry (later ones double it).
+  let firstRetry: Duration
 
   /// - Parameters:
   ///   - directory: the config file's folder, for relative `file` paths
   ///     (default: the config's own `directory`).
   ///   - environment: where webhook secrets are read (`secretEnv`).
+  ///   - firstRetry: about how long the first retry waits; each later one
+  ///     waits twice as long as the one before, up to
+  ///     ``Defaults/notifyLongestRetry``.
   public init(
     config: ForageConfig, store: any Store, transport: any Transport, directory: String? = nil,
-    environment: [String: String] = ProcessInfo.processInfo.environment
+    environment: [String: String] = ProcessInfo.processInfo.environment,
+    firstRetry: Duration = Defaults.notifyFirstRetry
   ) {
     self.store = store
+    self.firstRetry = firstRetry
     var channels: [String: (NotifyChannel, any DeliveryChannel)] = [:]
     for channel in config.notify {
       channels[channel.name] = (
@@ -75,8 +82,9 @@ public final class Notifier: Sendable {
   public func deliverDue() async throws -> Report {
     var report = Report()
     defer { releaseClaimsDetached() }
-    let disabled = try await currentDisabledChannels()
     while !Task.isCancelled {
+      // Read each round: a 410 in the last one turned a channel off.
+      let disabled = try await currentDisabledChannels()
       let now = Date()
       let due = try await store.claimNotifications(
         limit: NotifierDefaults.claimBatch, owner: owner, leaseUntil: now.addingTimeInterval(leaseSeconds), now: now)
@@ -165,7 +173,7 @@ public final class Notifier: Sendable {
         try await settle(n, .delivered, &report)
       case .failed(let why, let retryAfter):
         if Task.isCancelled { continue }  // abandoned, not failed: the claim is released
-        let delay = retryAfter ?? Self.backoff(attempt: n.attempts)
+        let delay = retryAfter ?? Self.backoff(attempt: n.attempts, first: firstRetry)
         try await settle(n, .retry(at: Date().addingTimeInterval(delay.seconds), error: why), &report)
       case .gone(let why):
         let channel = channels[n.channel]!.settings
@@ -223,12 +231,14 @@ public final class Notifier: Sendable {
   }
 
   /// The wait before retry `attempt + 1`: the first retry after about
-  /// ``Defaults/notifyFirstRetry``, each later one twice as long, at most
+  /// `first`, each later one twice as long, at most
   /// ``Defaults/notifyLongestRetry``, each drawn between half and all of
   /// that (jitter, so that many notifications failing together do not all
   /// come back at once).
-  static func backoff(attempt: Int, random: Double = Double.random(in: 0.5...1)) -> Duration {
-    let first = Defaults.notifyFirstRetry.seconds
+  static func backoff(
+    attempt: Int, first: Duration = Defaults.notifyFirstRetry, random: Double = Double.random(in: 0.5...1)
+  ) -> Duration {
+    let first = first.seconds
     let cap = Defaults.notifyLongestRetry.seconds
     let full = min(cap, first * pow(2, Double(min(max(attempt, 0), 30))))
     return .milliseconds(Int64(full * random * 1000))
