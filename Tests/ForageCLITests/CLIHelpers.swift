@@ -51,3 +51,38 @@ final class TemporaryDirectory: Sendable {
   }
   deinit { try? FileManager.default.removeItem(atPath: path) }
 }
+
+/// Runs `forage` with `arguments` to completion, with `environment` added to
+/// (or replacing entries of) this process's environment: how a test hands the
+/// child a secret without setting it in the test process.
+func runForage(_ arguments: [String], in directory: String? = nil, environment: [String: String]) throws
+  -> CommandResult
+{
+  let p = Process()
+  p.executableURL = URL(fileURLWithPath: forageBinary())
+  p.arguments = arguments
+  p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+  if let directory { p.currentDirectoryURL = URL(fileURLWithPath: directory) }
+  let out = Pipe(), err = Pipe()
+  p.standardOutput = out
+  p.standardError = err
+  try p.run()
+  let o = out.fileHandleForReading.readDataToEndOfFile()
+  let e = err.fileHandleForReading.readDataToEndOfFile()
+  p.waitUntilExit()
+  return CommandResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+}
+
+/// Starts `forage` with `arguments` and returns the running process (its
+/// output discarded), so a test can signal it (`kill(p.processIdentifier,
+/// SIGKILL)`) and then `waitUntilExit()`.
+func startForage(_ arguments: [String], environment: [String: String] = [:]) throws -> Process {
+  let p = Process()
+  p.executableURL = URL(fileURLWithPath: forageBinary())
+  p.arguments = arguments
+  p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+  p.standardOutput = FileHandle.nullDevice
+  p.standardError = FileHandle.nullDevice
+  try p.run()
+  return p
+}
