@@ -16,7 +16,9 @@ struct ExportCommand: Command {
         + "complete; a folder, a device or the store itself is refused (exit 2) and nothing is touched."),
   ]
   static let discussion = """
-    Writes every stored record (or one source's) to standard output or FILE.
+    Writes every current record (or one source's) to standard output or FILE;
+    records a completed crawl no longer saw are left out (forage changes lists
+    them as removed).
     JSON Lines rows: {"source","key","url","fields":{...},"firstSeen","lastSeen"}.
     CSV: source, key, url, one column per field, firstSeen, lastSeen.
     """

@@ -272,6 +272,23 @@ func launch(
     #expect(Notifier.backoff(attempt: 40, random: 1) == Defaults.notifyLongestRetry)
   }
 
+  @Test func test_export_leavesOutRemovedRecords_changesKeepThem() async throws {
+    let shop = try ChangingShop()
+    defer { shop.server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    let config = shop.config([])
+    try await launch(config, store)
+    shop.remove("Desk")
+    let summary = try await launch(config, store)
+    #expect(summary.recordsRemoved == 1 && summary.sources[0].recordsRemoved == 1)
+    var text = ""
+    let count = try await Exporter(store: store).export(format: .jsonl) { text += $0 }
+    #expect(count == 1 && text.contains("Lamp") && !text.contains("Desk"))
+    let removed = try await store.changes(matching: ChangeQuery(kinds: [.removed]))
+    #expect(removed.map(\.key) == ["Desk"])
+  }
+
   @Test func test_fileChannel_refusesWhatIsNotARegularFile() async {
     let dir = TemporaryDirectory()
     let channel = FileChannel(path: dir.path)

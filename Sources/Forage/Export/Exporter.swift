@@ -23,8 +23,9 @@ public struct Exporter: Sendable {
 
   public init(store: any Store) { self.store = store }
 
-  /// Streams the export to `write`, a chunk of text at a time. Returns the
-  /// number of records written.
+  /// Streams the export to `write`, a chunk of text at a time: the current
+  /// records, without those a completed crawl removed. Returns the number
+  /// of records written.
   ///
   /// - Throws: store errors; `JSONSyntaxError` if a stored record is corrupt.
   @discardableResult
@@ -70,7 +71,9 @@ public struct Exporter: Sendable {
     var count = 0
     while true {
       let batch = try await store.records(source: source, afterID: after, limit: pageSize)
-      for r in batch {
+      // The current records: those a completed crawl removed are history
+      // (`forage changes` lists them).
+      for r in batch where r.removedAt == nil {
         try body(r, try JSONValue.parse(r.fieldsJSON))
         count += 1
       }
