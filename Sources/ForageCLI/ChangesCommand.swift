@@ -87,7 +87,7 @@ struct ChangesCommand: Command {
       let query = ChangeQuery(
         source: source, kinds: kinds, since: since.map { Date().addingTimeInterval(-$0.seconds) }, limit: limit)
       let changes = try await opened.changes(matching: query)
-      let colour = !json && isatty(1) != 0
+      let colour = !json && useColour(fd: 1)
       var text = ""
       for change in changes {
         if json {

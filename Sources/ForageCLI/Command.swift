@@ -44,7 +44,7 @@ extension Command {
 /// Every subcommand, in the order `forage --help` lists them.
 var commands: [any Command.Type] {
   [
-    RunCommand.self, DaemonCommand.self, SimulateCommand.self, ChangesCommand.self, NotifyCommand.self,
+    RunCommand.self, DaemonCommand.self, SimulateCommand.self, StatusCommand.self, ChangesCommand.self, NotifyCommand.self,
     ExportCommand.self, QueryCommand.self, DemoCommand.self,
   ]
 }

@@ -129,6 +129,23 @@ public struct NotificationCounts: Sendable, Hashable {
   public init() {}
 }
 
+/// What the store holds of one source (`forage status`).
+public struct SourceStatistics: Sendable, Hashable, Codable {
+  public var name: String
+  /// Current records (not removed).
+  public var records = 0
+  /// Records a completed crawl removed.
+  public var removed = 0
+  /// When a launch last saw any of its records: the age of its newest data.
+  public var lastSeen: Date?
+  /// Changes since the date asked.
+  public var recentChanges = 0
+  /// When its last crawl completed.
+  public var lastCompletedCrawl: Date?
+
+  public init(name: String) { self.name = name }
+}
+
 /// A channel that a receiver turned off (HTTP 410 Gone), kept until the
 /// config points the channel somewhere else.
 public struct DisabledChannel: Sendable, Hashable {

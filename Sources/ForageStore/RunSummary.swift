@@ -206,13 +206,19 @@ public struct SourceRunSummary: Sendable, Hashable, Codable {
   public var recordsRestored = 0
   /// True when the source's crawl completed in this launch.
   public var completed = false
+  /// The first few failures of its pages (`URL: what went wrong`), for
+  /// grouping the errors that repeat.
+  public var failures: [String] = []
+
+  /// The most failures kept per source.
+  public static let failureLimit = 10
 
   /// An empty summary for source `name`.
   public init(name: String) { self.name = name }
 
   private enum CodingKeys: String, CodingKey {
     case name, pagesFetched, pagesNotModified, pagesFresh, pagesFailed, pagesDeferred
-    case recordsNew, recordsChanged, recordsUnchanged, recordsRemoved, recordsRestored, completed
+    case recordsNew, recordsChanged, recordsUnchanged, recordsRemoved, recordsRestored, completed, failures
   }
 
   /// Reads a source's summary; members missing from older stores read as zero.
@@ -231,6 +237,7 @@ public struct SourceRunSummary: Sendable, Hashable, Codable {
     recordsRemoved = try count(.recordsRemoved)
     recordsRestored = try count(.recordsRestored)
     completed = try c.decodeIfPresent(Bool.self, forKey: .completed) ?? false
+    failures = try c.decodeIfPresent([String].self, forKey: .failures) ?? []
   }
 }
 

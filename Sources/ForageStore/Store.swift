@@ -133,6 +133,10 @@ public protocol Store: AnyObject, Sendable {
   /// The names of the sources the store holds records or crawls of, sorted.
   func sourceNames() async throws -> [String]
 
+  /// Figures of each source the store knows, by name: records, when a crawl
+  /// last saw one, changes since `since`, the last completed crawl.
+  func sourceStatistics(since: Date) async throws -> [SourceStatistics]
+
   /// Writes everything out and closes the store; later calls throw. For
   /// SQLite the WAL is checkpointed into the database file and removed, so
   /// the file alone is a complete copy. A process that exits cleanly calls it.

@@ -36,6 +36,9 @@ struct ProcessedPage: Sendable {
   func count(into s: inout SourceRunSummary) {
     tally(into: &s)
     s.recordsUnchanged += commit.records.count
+    if kind == .failed {
+      for w in warnings where s.failures.count < SourceRunSummary.failureLimit { s.failures.append(w) }
+    }
   }
 }
 

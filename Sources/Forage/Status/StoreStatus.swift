@@ -1,0 +1,252 @@
+import Foundation
+import ForageStore
+import ForageSupport
+
+/// Whether background work is healthy, at a glance (`forage status`): each
+/// task's last launches and next request, each source's data age, records,
+/// recent changes and repeating errors, the notification outbox, and what
+/// needs attention.
+///
+///     let status = try await StoreStatus.gather(store: store, config: config)
+///     print(status.text())
+///     exit(status.attention.isEmpty ? 0 : 1)
+public struct StoreStatus: Sendable, Codable, Hashable {
+  /// One launch of a task.
+  public struct Launch: Sendable, Codable, Hashable {
+    public var id: Int64
+    public var startedAt: Date
+    /// `completed`, `budget` (stopped by its budget or an expiration),
+    /// `interrupted`, `failed`, or `unfinished` (no end recorded: running, or
+    /// its process died).
+    public var outcome: String
+    public var seconds: Double?
+    public var pagesFetched = 0
+    public var pagesFailed = 0
+    public var notificationsDelivered = 0
+  }
+
+  /// A task: its last launches and its pending request.
+  public struct TaskStatus: Sendable, Codable, Hashable {
+    public var id: String
+    /// Newest first.
+    public var launches: [Launch]
+    /// True when a request is pending (a daemon keeps them in the store).
+    public var pending: Bool
+    /// The pending request's earliest begin date (nil: as soon as possible).
+    public var earliestBegin: Date?
+  }
+
+  /// Failures with the same cause.
+  public struct ErrorGroup: Sendable, Codable, Hashable {
+    /// What went wrong (`HTTP 500`, `timed out after 10 s`).
+    public var cause: String
+    public var count: Int
+    /// The first URL it happened to.
+    public var firstURL: String
+  }
+
+  /// A source.
+  public struct SourceStatus: Sendable, Codable, Hashable {
+    public var name: String
+    public var records: Int
+    public var removed: Int
+    /// When a launch last saw any of its records (the newest data).
+    public var newestData: Date?
+    public var lastCompletedCrawl: Date?
+    /// Changes in the last day.
+    public var changesLastDay: Int
+    /// Pages fetched and failed in the last launch that ran it.
+    public var lastLaunchPages: Int?
+    public var lastLaunchFailures: Int?
+    /// Of its last launches (up to the threshold), how many had every page fail.
+    public var failingLaunches: Int
+    /// The failures of its recent launches, grouped by cause, most frequent first.
+    public var errors: [ErrorGroup]
+  }
+
+  /// The notification outbox.
+  public struct Outbox: Sendable, Codable, Hashable {
+    public var pending = 0
+    /// Pending ones that failed at least once and wait for a retry.
+    public var retrying = 0
+    public var delivered = 0
+    public var dead = 0
+    public var nextAttemptAt: Date?
+    /// The newest dead ones: `channel: why`.
+    public var deadReasons: [String] = []
+  }
+
+  public var at: Date
+  public var tasks: [TaskStatus]
+  public var sources: [SourceStatus]
+  public var notifications: Outbox
+  /// Sentences about what needs a person (empty: healthy).
+  public var attention: [String]
+
+  /// Reads the status of `store`; with `config`, its tasks and sources are
+  /// listed even before they ever ran.
+  ///
+  /// - Parameters:
+  ///   - launches: how many launches to show per task.
+  ///   - failingAfter: a source whose every page failed in this many
+  ///     consecutive launches needs attention.
+  /// - Throws: store errors.
+  public static func gather(
+    store: any Store, config: ForageConfig? = nil, now: Date = Date(), launches: Int = 5, failingAfter: Int = 3
+  ) async throws -> StoreStatus {
+    let runs = try await store.runs(limit: 500)
+    let pending = try await store.pendingTaskRequests()
+    let stats = try await store.sourceStatistics(since: now.addingTimeInterval(-86_400))
+
+    var taskIDs = config?.tasks.map(\.id) ?? []
+    for run in runs.reversed() where !taskIDs.contains(run.task) { taskIDs.append(run.task) }
+    for request in pending where !taskIDs.contains(request.identifier) { taskIDs.append(request.identifier) }
+    let tasks = taskIDs.map { id -> TaskStatus in
+      let request = pending.first { $0.identifier == id }
+      return TaskStatus(
+        id: id, launches: runs.filter { $0.task == id }.prefix(launches).map(launch), pending: request != nil,
+        earliestBegin: request?.earliestBeginDate)
+    }
+
+    var names = config?.sources.map(\.name) ?? []
+    for s in stats where !names.contains(s.name) { names.append(s.name) }
+    var attention: [String] = []
+    let sources = names.map { name -> SourceStatus in
+      let stat = stats.first { $0.name == name } ?? SourceStatistics(name: name)
+      let mine = runs.compactMap { run in run.summary?.sources.first { $0.name == name } }
+      let recent = mine.prefix(max(1, failingAfter))
+      let failing = recent.prefix { $0.pagesFailed > 0 && $0.pagesFetched + $0.pagesNotModified + $0.pagesFresh == 0 }
+        .count
+      let errors = group(recent.flatMap(\.failures))
+      if failing >= failingAfter {
+        let cause = errors.first.map { ": \($0.cause) (first at \($0.firstURL))" } ?? ""
+        attention.append("\(name): every page failed in its last \(failing) launches\(cause)")
+      }
+      return SourceStatus(
+        name: name, records: stat.records, removed: stat.removed, newestData: stat.lastSeen,
+        lastCompletedCrawl: stat.lastCompletedCrawl, changesLastDay: stat.recentChanges,
+        lastLaunchPages: mine.first.map { $0.pagesFetched + $0.pagesNotModified + $0.pagesFresh },
+        lastLaunchFailures: mine.first?.pagesFailed, failingLaunches: failing, errors: errors)
+    }
+
+    let counts = try await store.notificationCounts(now: now)
+    var outbox = Outbox(
+      pending: counts.pending, delivered: counts.delivered, dead: counts.dead, nextAttemptAt: counts.nextAttemptAt)
+    if counts.pending > 0 {
+      outbox.retrying = try await store.notifications(state: .pending, limit: 1000).filter { $0.attempts > 0 }.count
+    }
+    if counts.dead > 0 {
+      outbox.deadReasons = try await store.notifications(state: .dead, limit: 5).map {
+        "\($0.channel): \($0.lastError ?? "given up")"
+      }
+      attention.append(
+        "\(counts.dead) notification\(counts.dead == 1 ? " is" : "s are") dead (not delivered, given up): "
+          + "forage notify shows why")
+    }
+    return StoreStatus(at: now, tasks: tasks, sources: sources, notifications: outbox, attention: attention)
+  }
+
+  static func launch(_ run: TaskRun) -> Launch {
+    guard let summary = run.summary else {
+      return Launch(id: run.id, startedAt: run.startedAt, outcome: "unfinished")
+    }
+    return Launch(
+      id: run.id, startedAt: run.startedAt, outcome: summary.outcome.rawValue, seconds: summary.seconds,
+      pagesFetched: summary.pagesFetched + summary.pagesNotModified + summary.pagesFresh,
+      pagesFailed: summary.pagesFailed, notificationsDelivered: summary.notificationsDelivered)
+  }
+
+  /// Failures (`URL: cause`) grouped by cause, most frequent first.
+  static func group(_ failures: [String]) -> [ErrorGroup] {
+    var groups: [ErrorGroup] = []
+    for failure in failures {
+      let (url, cause) = split(failure)
+      if let i = groups.firstIndex(where: { $0.cause == cause }) {
+        groups[i].count += 1
+      } else {
+        groups.append(ErrorGroup(cause: cause, count: 1, firstURL: url))
+      }
+    }
+    return groups.enumerated().sorted { ($0.element.count, -$0.offset) > ($1.element.count, -$1.offset) }.map(\.element)
+  }
+
+  /// `https://x/y: HTTP 500` → (`https://x/y`, `HTTP 500`). A URL holds no
+  /// ": " (its scheme's colon is followed by slashes).
+  static func split(_ failure: String) -> (url: String, cause: String) {
+    guard let r = failure.range(of: ": ") else { return ("", failure) }
+    return (String(failure[..<r.lowerBound]), String(failure[r.upperBound...]))
+  }
+}
+
+extension StoreStatus {
+  /// The status as lines for a terminal (`colour`: ANSI colours).
+  public func text(colour: Bool = false) -> String {
+    func paint(_ s: String, _ code: String) -> String { colour ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
+    var lines: [String] = []
+    lines.append(paint("Tasks", "1"))
+    if tasks.isEmpty { lines.append("  none ran yet") }
+    for task in tasks {
+      var line = "  \(task.id)"
+      if task.pending {
+        line += ": next launch " + (task.earliestBegin.map { $0 > at ? "in \(age($0)) or later" : "due now" } ?? "as soon as possible")
+      }
+      lines.append(line)
+      if task.launches.isEmpty { lines.append("    no launches yet") }
+      for l in task.launches {
+        let mark: String
+        switch l.outcome {
+        case "completed": mark = paint("completed", "32")
+        case "failed", "unfinished": mark = paint(l.outcome, "31")
+        default: mark = paint(l.outcome == "budget" ? "stopped by budget" : l.outcome, "33")
+        }
+        let time = l.seconds.map { ", \(Units.format(.milliseconds(Int64($0 * 1000))))" } ?? ""
+        lines.append("    \(ago(l.startedAt)): \(mark)\(time), \(l.pagesFetched) pages, \(l.pagesFailed) failed")
+      }
+    }
+    lines.append(paint("Sources", "1"))
+    if sources.isEmpty { lines.append("  none") }
+    for s in sources {
+      var line = "  \(s.name): "
+      line += s.newestData.map { "data \(age($0)) old" } ?? "no data yet"
+      line += ", \(s.records) record\(s.records == 1 ? "" : "s")"
+      if s.removed > 0 { line += " (\(s.removed) removed)" }
+      line += ", \(s.changesLastDay) change\(s.changesLastDay == 1 ? "" : "s") in the last day"
+      if let pages = s.lastLaunchPages, let failed = s.lastLaunchFailures {
+        line += "; last launch: \(pages) pages, \(failed) failed"
+      }
+      lines.append(line)
+      for e in s.errors.prefix(3) {
+        lines.append("    " + paint("\(e.cause) ×\(e.count)", "31") + " (first: \(e.firstURL))")
+      }
+    }
+    lines.append(paint("Notifications", "1"))
+    let o = notifications
+    var line = "  \(o.pending) pending"
+    if o.retrying > 0 { line += " (\(o.retrying) retrying)" }
+    if o.pending > 0, let next = o.nextAttemptAt { line += ", next attempt " + (next > at ? "in \(age(next))" : "now") }
+    line += ", \(o.delivered) delivered, \(o.dead) dead"
+    lines.append(line)
+    for reason in o.deadReasons { lines.append("    dead: \(reason)") }
+    if attention.isEmpty {
+      lines.append(paint("Healthy.", "32"))
+    } else {
+      lines.append(paint("Needs attention:", "31"))
+      for a in attention { lines.append("  - \(a)") }
+    }
+    return lines.joined(separator: "\n")
+  }
+
+  /// `3m`, `2h`, `5d`: how far `date` is from `at`, either way.
+  func age(_ date: Date) -> String {
+    let seconds = abs(at.timeIntervalSince(date))
+    switch seconds {
+    case ..<60: return "\(Int(seconds))s"
+    case ..<3600: return "\(Int(seconds / 60))m"
+    case ..<172_800: return "\(Int(seconds / 3600))h"
+    default: return "\(Int(seconds / 86_400))d"
+    }
+  }
+
+  /// `3m ago`, or `in 3m` for a future date.
+  func ago(_ date: Date) -> String { date > at ? "in \(age(date))" : "\(age(date)) ago" }
+}
