@@ -57,6 +57,11 @@ struct Argument: Sendable, Equatable {
     Argument(name: valueName, valueName: valueName, kind: .positional, help: help, isRequired: true)
   }
 
+  /// A positional argument that may be left out: `[DIR]`.
+  static func optionalPositional(_ valueName: String, _ help: String, default defaultShown: String? = nil) -> Argument {
+    Argument(name: valueName, valueName: valueName, kind: .positional, help: help, defaultShown: defaultShown)
+  }
+
   /// Whether the argument takes a value after its name.
   var takesValue: Bool { kind == .option || kind == .repeatable }
 

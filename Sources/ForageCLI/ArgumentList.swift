@@ -87,8 +87,9 @@ struct ArgumentList {
       throw UsageError("missing \(argument.synopsis)")
     }
     let expected = declared.filter { $0.kind == .positional }
-    if positionals.count < expected.count {
-      throw UsageError("missing \(expected[positionals.count].name)")
+    let required = expected.filter(\.isRequired)
+    if positionals.count < required.count {
+      throw UsageError("missing \(required[positionals.count].name)")
     }
     if positionals.count > expected.count {
       throw UsageError("unexpected argument \"\(positionals[expected.count])\"")
@@ -134,6 +135,14 @@ struct ArgumentList {
     let index = declared.filter { $0.kind == .positional }.firstIndex { $0.name == name }!
     guard index < positionals.count else { throw UsageError("missing \(name)") }
     return positionals[index]
+  }
+
+  /// The optional positional argument declared as `name`, or nil when it
+  /// was left out (optional positionals come after the required ones).
+  mutating func optionalPositional(_ name: String) -> String? {
+    markRead(name, as: [.positional])
+    let index = declared.filter { $0.kind == .positional }.firstIndex { $0.name == name }!
+    return index < positionals.count ? positionals[index] : nil
   }
 
   /// Called at the end of a command's `init`. The parser has already refused

@@ -13,6 +13,9 @@ struct DemoCommand: Command {
     .option("--products", "N", "Products on the site, 1 to 1000000.", default: "200"),
     .option("--budget", "DURATION", "Time allowed.", default: "60s"),
     .flag("--serve", "Only serve the site and print its URL and a matching config, until interrupted."),
+    .option(
+      "--port", "N", "The port to serve on (with --serve; 0 picks a free one).",
+      default: String(DemoCommand.defaultPort)),
     .flag("--json", "Print the summary as JSON."),
   ]
   static let discussion = """
@@ -27,6 +30,10 @@ struct DemoCommand: Command {
   var budget: Duration = .seconds(60)
   var serve = false
   var json = false
+  var port: UInt16?
+
+  /// The port `forage demo --serve` listens on, which `forage init`'s config names.
+  static let defaultPort: UInt16 = 8765
 
   init(_ args: inout ArgumentList) throws(UsageError) {
     store = try args.option("--store") ?? store
@@ -36,6 +43,11 @@ struct DemoCommand: Command {
     }
     budget = try parseBudget(try args.option("--budget")) ?? budget
     serve = args.flag("--serve")
+    if let p = try args.option("--port") {
+      guard let n = UInt16(p) else { throw UsageError("--port expects a number from 0 to 65535, not \"\(p)\"") }
+      port = n
+    }
+    if port != nil && !serve { throw UsageError("--port goes with --serve") }
     json = args.flag("--json")
     try args.expectNoMore()
   }
@@ -63,8 +75,10 @@ struct DemoCommand: Command {
 
   func run(_ out: Terminal) async -> ExitStatus {
     let server: TestServer
-    do { server = try TestServer(site: DemoSite(products: products)) } catch {
-      out.error("forage demo: cannot start the demo site: \(error)")
+    let listenPort = serve ? port ?? DemoCommand.defaultPort : 0
+    do { server = try TestServer(site: DemoSite(products: products), port: listenPort) } catch {
+      let hint = serve ? " (is another demo running? --port picks another port)" : ""
+      out.error("forage demo: cannot start the demo site on port \(listenPort): \(error)\(hint)")
       return .jobFailed
     }
     defer { server.stop() }

@@ -6,7 +6,7 @@ import ForageSupport
 /// `forage notify`: delivers the notifications that are due, or a test one.
 struct NotifyCommand: Command {
   static let name = "notify"
-  static let abstract = "Deliver the notifications that are due now (or send a test one) and exit."
+  static let abstract = "Deliver the notifications that are due now, or a test one."
   static let arguments: [Argument] = [
     .option("--config", "FILE", "The config file (its \"notify\" channels).", default: Defaults.configFile),
     .option(

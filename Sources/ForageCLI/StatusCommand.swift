@@ -10,7 +10,7 @@ import ForageStore
 /// `forage status`: is the background work healthy?
 struct StatusCommand: Command {
   static let name = "status"
-  static let abstract = "Show whether tasks, sources and notifications are healthy; exit 1 when not."
+  static let abstract = "Show whether tasks, sources and notifications are healthy."
   static let arguments: [Argument] = [
     .option("--store", "PATH", "The SQLite file to read.", required: true),
     .option("--config", "FILE", "Also list the config's tasks and sources that never ran."),

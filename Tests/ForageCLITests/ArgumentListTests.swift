@@ -98,7 +98,10 @@ import Testing
   /// Every command reads every argument it declares (a declared one it never
   /// read would be accepted and ignored), and help lists them all.
   @Test func test_everyCommand_readsAndDocumentsEveryDeclaredArgument() throws {
-    let minimal: [String: [String]] = ["export": ["--store", "s.sqlite"], "query": ["p.html", "p"]]
+    let minimal: [String: [String]] = [
+      "export": ["--store", "s.sqlite"], "query": ["p.html", "p"], "changes": ["--store", "s.sqlite"],
+      "status": ["--store", "s.sqlite"],
+    ]
     for command in commands {
       var args = try parse(command, minimal[command.name] ?? [])
       _ = args.flag(GlobalArguments.verbose.name)  // forage reads it

@@ -26,7 +26,8 @@ struct ConfigReader {
   // MARK: Objects with known keys
 
   /// The members of an object, checked against the keys it may have; an
-  /// unknown key is reported with the closest valid one.
+  /// unknown key is reported with the closest valid one. A `"//"` key is a
+  /// comment (JSON has none) and is skipped in every object.
   mutating func members(_ value: JSONValue, at path: String, allowed: [String]) -> [String: JSONValue]? {
     guard case .object(let members) = value else {
       problem(path, "expected an object, found \(value.typeName)")
@@ -34,6 +35,7 @@ struct ConfigReader {
     }
     var out: [String: JSONValue] = [:]
     for (key, v) in members {
+      if key == ConfigReader.commentKey { continue }
       if allowed.contains(key) {
         out[key] = v
       } else {
@@ -43,6 +45,9 @@ struct ConfigReader {
     }
     return out
   }
+
+  /// The key of a comment in a config object.
+  static let commentKey = "//"
 
   func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
@@ -370,7 +375,7 @@ struct ConfigReader {
     var source = Source(name: name ?? "", urls: urls, format: format)
     if let ev = m["extract"] {
       if case .object(let fields) = ev {
-        for (fieldName, rv) in fields {
+        for (fieldName, rv) in fields where fieldName != ConfigReader.commentKey {
           if let rule = fieldRule(rv, at: join(join(path, "extract"), fieldName), format: format) {
             source.fields.append(Field(name: fieldName, rule: rule))
           }

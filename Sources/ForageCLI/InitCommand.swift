@@ -1,0 +1,126 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Forage
+import ForageSupport
+
+/// `forage init`: writes a commented example config.
+struct InitCommand: Command {
+  static let name = "init"
+  static let abstract = "Write a commented example config for 'forage demo --serve'."
+  static let arguments: [Argument] = [
+    .optionalPositional("DIR", "The folder to write forage.json in (created if missing).", default: "."),
+    .option(
+      "--port", "N", "The demo site's port the config points at.", default: String(DemoCommand.defaultPort)),
+  ]
+  static let discussion = """
+    Writes DIR/forage.json: a task, a source that crawls the demo shop and
+    extracts products, change conditions and a notification channel (a
+    JSON Lines file), each explained by a "//" key (JSON has no comments;
+    Forage skips "//" keys in config objects). An existing forage.json is
+    never replaced. Then prints the next commands to try.
+    """
+
+  var directory = "."
+  var port = DemoCommand.defaultPort
+
+  init(_ args: inout ArgumentList) throws(UsageError) {
+    if let p = try args.option("--port") {
+      guard let n = UInt16(p), n > 0 else { throw UsageError("--port expects a number from 1 to 65535, not \"\(p)\"") }
+      port = n
+    }
+    directory = args.optionalPositional("DIR") ?? directory
+    try args.expectNoMore()
+  }
+
+  /// The example config, commented, for a demo site at `baseURL`.
+  static func example(baseURL: String) -> String {
+    """
+    {
+      "//": "An example Forage config: forage run --config forage.json. Keys named // are comments. Reference: docs/configuration.md",
+      "store": "forage.sqlite",
+      "fetch": {
+        "//": "How every source fetches: politeness per host, limits. A source may override any of these in its own fetch object.",
+        "perHostConcurrency": 4,
+        "perHostDelay": "0s",
+        "timeout": "15s"
+      },
+      "notify": [
+        {"//": "Notable changes are appended here as JSON Lines; a webhook or a command works the same way (docs/notifications.md).",
+         "name": "log", "file": "changes.jsonl"}
+      ],
+      "tasks": [
+        {"//": "Like an iOS app refresh task: about 30 s, every 15 minutes at the earliest. forage daemon runs it; forage simulate forecasts it.",
+         "id": "com.example.refresh", "kind": "appRefresh", "every": "15m", "budget": "30s", "sources": ["catalog"]}
+      ],
+      "sources": [
+        {
+          "//": "The demo shop: start at its home page, follow links on the same host, one record per product page.",
+          "name": "catalog",
+          "url": "\(baseURL)/",
+          "match": "div.product",
+          "extract": {
+            "//": "Field rules: a CSS selector, or an object with a type conversion.",
+            "title": "h1.product-title",
+            "price": {"css": "span.price", "type": "number"},
+            "sku": {"css": "div.product", "attr": "data-sku", "required": true}
+          },
+          "key": ["sku"],
+          "crawl": {"//": "Depth and size limits of the crawl.", "maxDepth": 5, "maxPages": 5000, "revisitAfter": "1h"},
+          "notifyWhen": [
+            {"//": "Tell me when a price drops, or a product disappears.", "field": "price", "decreases": true},
+            {"kind": "removed"}
+          ],
+          "history": {"//": "Keep the last 50 changes of each product, for 90 days.", "keep": 50, "maxAge": "90d"}
+        }
+      ]
+    }
+
+    """
+  }
+
+  func run(_ out: Terminal) async -> ExitStatus {
+    let fm = FileManager.default
+    var isFolder: ObjCBool = false
+    if fm.fileExists(atPath: directory, isDirectory: &isFolder), !isFolder.boolValue {
+      out.error("forage init: \(directory) is a file, not a folder")
+      return .badInput
+    }
+    let path = (directory as NSString).appendingPathComponent("forage.json")
+    if fm.fileExists(atPath: path) || (try? fm.destinationOfSymbolicLink(atPath: path)) != nil {
+      out.error("forage init: \(path) exists; it is left as it is (remove it or pick another folder)")
+      return .badInput
+    }
+    do {
+      try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
+      let text = InitCommand.example(baseURL: "http://127.0.0.1:\(port)")
+      // Exclusive creation: a file that appeared meanwhile is not replaced.
+      let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+      guard fd >= 0 else {
+        let e = errno
+        out.error("forage init: cannot create \(path): \(String(cString: strerror(e)))")
+        return .badInput
+      }
+      var bytes = text
+      let failed = bytes.withUTF8 { writeAll(fd, $0) }
+      close(fd)
+      if failed != 0 {
+        out.error("forage init: cannot write \(path): \(String(cString: strerror(failed)))")
+        return .badInput
+      }
+    } catch {
+      out.error("forage init: cannot write \(path): \(error.localizedDescription)")
+      return .badInput
+    }
+    let portOption = port == DemoCommand.defaultPort ? "" : " --port \(port)"
+    let store = (directory as NSString).appendingPathComponent("forage.sqlite")
+    out.print("Wrote \(path). Next:")
+    out.print("  forage demo --serve\(portOption)          # in another terminal: the shop the config crawls")
+    out.print("  forage run --config \(path)       # one launch now")
+    out.print("  forage status --store \(store)    # what ran, how fresh, what changed")
+    return .ok
+  }
+}
