@@ -97,6 +97,7 @@ extension Migrator {
   /// | `sources` | source names seen (created by `openCrawl`) | `name` |
   /// | `crawls` | one pass over a source; `frontier_size` counts its frontier rows | `id`; `(source, completed_at)` |
   /// | `frontier` | URL, fingerprint, depth, state, attempts, lease | `id`; UNIQUE `(crawl, fingerprint)`; claim order `(crawl, state, depth, id)`; claimed by owner |
+  /// | `frontier` (v8) | `lastmod`: a sitemap's last modification of the page, NULL when none said | |
   /// | `pages` | last fetch of a URL; `links` one per line (see `LinkList`) | `id`; UNIQUE `fingerprint` |
   /// | `records` | extracted records, fields as JSON text | `id`; UNIQUE `(source, key)`; `(source, id)` |
   /// | `records` (v7) | `page`: fingerprint of the page it came from; `seen_crawl`: the last crawl that saw it; `removed_at` | `page` |
@@ -332,6 +333,12 @@ extension Migrator {
         reason TEXT NOT NULL,
         at INTEGER NOT NULL
       ) STRICT;
+      """))
+    // A sitemap's `lastmod` for each page it lists, carried to the page's
+    // processing (a page not changed since its last fetch is not fetched
+    // again). NULL for links found on pages and for rows stored before.
+    migrator.register(Migration("v8-frontier-lastmod", sql: """
+      ALTER TABLE frontier ADD COLUMN lastmod INTEGER;
       """))
     return migrator
   }

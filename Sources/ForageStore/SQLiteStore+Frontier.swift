@@ -53,11 +53,12 @@ extension SQLiteStore {
   /// Returns true when a row was added.
   func insertFrontier(crawl: Int64, _ seed: FrontierSeed) throws -> Bool {
     let insert = try db.statement(
-      "INSERT OR IGNORE INTO frontier (crawl, url, fingerprint, depth) VALUES (?, ?, ?, ?)")
+      "INSERT OR IGNORE INTO frontier (crawl, url, fingerprint, depth, lastmod) VALUES (?, ?, ?, ?, ?)")
     try insert.bind(crawl, at: 1)
     try insert.bind(seed.url, at: 2)
     try insert.bind(seed.fingerprint, at: 3)
     try insert.bind(seed.depth, at: 4)
+    try insert.bind(seed.lastModified.map(Self.milliseconds), at: 5)
     try insert.execute()
     return db.changes > 0
   }
@@ -93,10 +94,10 @@ extension SQLiteStore {
     return try db.transaction {
       let select = try db.statement(
         """
-        SELECT id, url, fingerprint, depth, attempts FROM frontier
+        SELECT id, url, fingerprint, depth, attempts, lastmod FROM frontier
         WHERE crawl = ?1 AND state = 'queued'
         UNION ALL
-        SELECT id, url, fingerprint, depth, attempts FROM frontier
+        SELECT id, url, fingerprint, depth, attempts, lastmod FROM frontier
         WHERE crawl = ?1 AND state = 'claimed' AND lease_until < ?2
         ORDER BY depth, id LIMIT ?3
         """)
@@ -106,7 +107,7 @@ extension SQLiteStore {
       let items = try select.rows {
         FrontierItem(
           id: $0.int64(0), crawl: crawl, url: $0.string(1), fingerprint: $0.uint64(2),
-          depth: $0.int(3), attempts: $0.int(4))
+          depth: $0.int(3), attempts: $0.int(4), lastModified: $0.optionalInt64(5).map(Self.date))
       }
       let update = try db.statement(
         "UPDATE frontier SET state = 'claimed', owner = ?, lease_until = ? WHERE id = ?")

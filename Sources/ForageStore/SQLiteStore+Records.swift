@@ -79,7 +79,7 @@ extension SQLiteStore {
   ) throws -> Int {
     let exists = try db.statement("SELECT depth FROM frontier WHERE crawl = ? AND fingerprint = ?")
     let insert = try db.statement(
-      "INSERT OR IGNORE INTO frontier (crawl, url, fingerprint, depth) VALUES (?, ?, ?, ?)")
+      "INSERT OR IGNORE INTO frontier (crawl, url, fingerprint, depth, lastmod) VALUES (?, ?, ?, ?, ?)")
     try exists.bind(crawl, at: 1)
     try insert.bind(crawl, at: 1)
     var added = 0
@@ -103,6 +103,12 @@ extension SQLiteStore {
       try insert.bind(link.url, at: 2)
       try insert.bind(link.fingerprint, at: 3)
       try insert.bind(link.depth, at: 4)
+      // Bound on every row (a statement keeps its bindings): NULL for links.
+      if let lastModified = link.lastModified {
+        try insert.bind(Self.milliseconds(lastModified), at: 5)
+      } else {
+        try insert.bindNull(at: 5)
+      }
       try insert.execute()
       seen[link.fingerprint] = link.depth
       if db.changes > 0 {

@@ -183,11 +183,17 @@ public struct FrontierSeed: Sendable, Hashable {
   public var fingerprint: UInt64
   /// Link distance from a start URL (start URLs have depth 0).
   public var depth: Int
+  /// When the page last changed, as a sitemap's `lastmod` says; nil when
+  /// nothing said so (links found on pages). Kept on the frontier entry so
+  /// that the page's processing can skip a page not changed since its
+  /// last fetch.
+  public var lastModified: Date?
 
-  public init(url: String, fingerprint: UInt64, depth: Int) {
+  public init(url: String, fingerprint: UInt64, depth: Int, lastModified: Date? = nil) {
     self.url = url
     self.fingerprint = fingerprint
     self.depth = depth
+    self.lastModified = lastModified
   }
 }
 
@@ -200,14 +206,19 @@ public struct FrontierItem: Sendable, Hashable {
   public var depth: Int
   /// Failed attempts so far.
   public var attempts: Int
+  /// The seed's ``FrontierSeed/lastModified``.
+  public var lastModified: Date?
 
-  public init(id: Int64, crawl: Int64, url: String, fingerprint: UInt64, depth: Int, attempts: Int) {
+  public init(
+    id: Int64, crawl: Int64, url: String, fingerprint: UInt64, depth: Int, attempts: Int, lastModified: Date? = nil
+  ) {
     self.id = id
     self.crawl = crawl
     self.url = url
     self.fingerprint = fingerprint
     self.depth = depth
     self.attempts = attempts
+    self.lastModified = lastModified
   }
 }
 
