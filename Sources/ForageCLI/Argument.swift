@@ -101,7 +101,10 @@ struct Argument: Sendable, Equatable {
 enum GlobalArguments {
   static let verbose = Argument.flag(
     "--verbose", "Also show each error's internal detail, for bug reports.")
+  static let quiet = Argument.flag("--quiet", "Print only results and errors: no notes, no progress line.")
+  static let noProgress = Argument.flag(
+    "--no-progress", "No live progress line (it shows only on a terminal, and not with NO_COLOR).")
   static let help = Argument.flag("--help", short: "-h", "Show this help.")
   /// In the order help lists them, after a command's own.
-  static let all = [verbose, help]
+  static let all = [verbose, quiet, noProgress, help]
 }

@@ -97,7 +97,7 @@ struct ChangesCommand: Command {
         }
       }
       out.write(1, text)
-      if !json && changes.isEmpty { out.error("no changes match") }
+      if !json && changes.isEmpty { out.note("no changes match") }
       try? await opened.close()
       return .ok
     } catch {

@@ -33,10 +33,11 @@ extension Command {
   /// Parses `arguments` (those after the command's name) as `forage` does:
   /// against the declared and global arguments, then through `init`.
   ///
-  /// - Parameter verbose: set to true when `--verbose` is given.
-  static func parse(_ arguments: [String], verbose: inout Bool) throws(UsageError) -> Self {
+  /// - Parameter terminal: takes the global flags given (`--verbose`,
+  ///   `--quiet`, `--no-progress`).
+  static func parse(_ arguments: [String], terminal: inout Terminal) throws(UsageError) -> Self {
     var args = try ArgumentList(arguments, declaring: allArguments, exclusive: exclusive)
-    if args.flag(GlobalArguments.verbose.name) { verbose = true }
+    terminal.read(&args)
     return try Self(&args)
   }
 }
@@ -56,9 +57,11 @@ enum MainCommand {
   static let help = Argument.flag(
     "--help", short: "-h", "Show this help; 'forage help COMMAND' or 'forage COMMAND --help' shows a command's.")
   /// The options `forage` takes before a command (`--verbose` also after it).
-  static let arguments = [GlobalArguments.verbose, version, help]
+  static let arguments = [GlobalArguments.verbose, GlobalArguments.quiet, GlobalArguments.noProgress, version, help]
   static let notes = """
-    Every command takes --verbose and --help, before or after its name.
+    Every command takes --verbose, --quiet, --no-progress and --help, before or
+    after its name. Colour and the live progress line appear only on a terminal;
+    NO_COLOR turns both off, FORCE_COLOR turns colour on.
     Exit status: 0 success (a run stopped by its budget too), 1 a job failed,
     2 bad input (config, arguments; nothing is written), 130/143 a run stopped
     by SIGINT/SIGTERM.

@@ -94,8 +94,8 @@ struct DemoCommand: Command {
       out.error("forage demo", error)
       return .badInput
     }
-    if !json { out.error("Crawling the demo shop at \(server.baseURL)/ into \(store)...") }
-    let throttle = ProgressThrottle(out)
+    if !json { out.note("Crawling the demo shop at \(server.baseURL)/ into \(store)...") }
+    let throttle = ProgressThrottle(out, budget: budget)
     do {
       let summary = try await Job(config: config, store: opened, transport: Engine.defaultTransport())
         .run(task: "demo.refresh", budget: budget, progress: { throttle.update($0) })

@@ -83,7 +83,7 @@ struct ExportCommand: Command {
       if let writer { try writer.write(buffer) } else { out.write(1, buffer) }
       if let writer, let output {
         try writer.commit()
-        out.error("wrote \(count) records to \(output.path)")
+        out.note("wrote \(count) records to \(output.path)")
       }
       try? await engine.close()
       return .ok

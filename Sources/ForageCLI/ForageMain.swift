@@ -32,6 +32,8 @@ struct ForageMain {
       rest = rest.dropFirst()
       switch first {
       case GlobalArguments.verbose.name: out.verbose = true
+      case GlobalArguments.quiet.name: out.quiet = true
+      case GlobalArguments.noProgress.name: out.showsProgress = false
       case MainCommand.help.name, MainCommand.help.shortName: wantsHelp = true
       case MainCommand.version.name:
         out.print("forage \(forageVersion)")
@@ -63,7 +65,7 @@ struct ForageMain {
       return .ok
     }
     do {
-      let c = try command.parse(Array(rest), verbose: &out.verbose)
+      let c = try command.parse(Array(rest), terminal: &out)
       return await c.run(out)
     } catch {
       out.error("forage \(name): \(error)\nRun 'forage \(name) --help' for usage.")

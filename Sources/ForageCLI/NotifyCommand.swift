@@ -73,7 +73,7 @@ struct NotifyCommand: Command {
         out.error("forage notify: the test notification through \(test) failed: \(problem)")
         return .jobFailed
       }
-      out.error("sent a test notification through \(test)")
+      out.note("sent a test notification through \(test)")
       return .ok
     }
     let engine: Engine
@@ -119,7 +119,7 @@ struct NotifyCommand: Command {
         if counts.pending > 0, let next = counts.nextAttemptAt {
           line += " (next attempt in \(Units.format(.seconds(max(0, Int(next.timeIntervalSinceNow.rounded()))))))"
         }
-        out.error(line)
+        out.note(line)
       }
       if let signal = received.signal { return .signal(signal) }
       return report.failed + report.dead > 0 ? .jobFailed : .ok

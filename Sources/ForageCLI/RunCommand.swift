@@ -59,7 +59,8 @@ struct RunCommand: Command {
   func run(_ out: Terminal) async -> ExitStatus {
     guard let loaded = loadConfig(config, out) else { return .badInput }
     // Bad names are refused before the store is opened: nothing is written.
-    do { _ = try loaded.launch(task: task, sources: sources.isEmpty ? nil : sources, budget: budget, configName: config) } catch {
+    let resolved: Launch
+    do { resolved = try loaded.launch(task: task, sources: sources.isEmpty ? nil : sources, budget: budget, configName: config) } catch {
       out.error("forage run", error)
       return .badInput
     }
@@ -71,7 +72,7 @@ struct RunCommand: Command {
       out.error("forage run", error)
       return .badInput
     }
-    let throttle = ProgressThrottle(out)
+    let throttle = ProgressThrottle(out, budget: resolved.budget)
     // SIGINT/SIGTERM stop the launch as its budget would (in-flight fetches
     // get the grace, everything done is committed, the summary is printed);
     // a second signal exits at once.

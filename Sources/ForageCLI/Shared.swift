@@ -42,6 +42,21 @@ func progressLine(_ s: RunSummary) -> String {
   "pages \(s.pages) (\(s.pagesFetched) fetched, \(s.pagesFailed) failed) · records \(s.recordsNew) new, \(s.recordsChanged) changed · \(s.bytes / 1024) KiB"
 }
 
+/// The live line of a running launch: pages, failures, rate, records, and
+/// the time left in its budget.
+func progressLine(_ s: RunSummary, elapsed: Duration, budget: Duration?) -> String {
+  let seconds = max(elapsed.seconds, 0.001)
+  let rate = Double(s.pages) / seconds
+  let rateText = rate >= 10 ? String(Int(rate.rounded())) : String(format: "%.1f", rate)
+  var line = "pages \(s.pages) (\(s.pagesFailed) failed) · \(rateText)/s · records \(s.recordsNew) new, "
+    + "\(s.recordsChanged) changed · \(s.bytes / 1024) KiB"
+  if let budget {
+    let left = max(0, (budget - elapsed).seconds)
+    line += " · \(Int(left.rounded(.up)))s left"
+  }
+  return line
+}
+
 /// Encodes a value as pretty, key-sorted JSON text.
 func jsonText<T: Encodable>(_ value: T) -> String {
   let encoder = JSONEncoder()
@@ -57,15 +72,22 @@ final class ProgressThrottle: Sendable {
   /// so lines never interleave.
   private let last = Locked(ContinuousClock.now - .seconds(1))
   let out: Terminal
+  let started = ContinuousClock.now
+  /// The launch's budget, for the time left.
+  let budget: Duration?
 
-  init(_ out: Terminal) { self.out = out }
+  init(_ out: Terminal, budget: Duration? = nil) {
+    self.out = out
+    self.budget = budget
+  }
 
   func update(_ s: RunSummary) {
+    guard out.drawsProgress else { return }
     last.withLock { last in
       let now = ContinuousClock.now
       guard now - last >= .milliseconds(100) else { return }
       last = now
-      out.progress(progressLine(s))
+      out.progress(progressLine(s, elapsed: now - started, budget: budget))
     }
   }
 }

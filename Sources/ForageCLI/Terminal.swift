@@ -12,8 +12,33 @@ struct Terminal: Sendable {
   /// With `--verbose`: errors also print their internal detail (the error's
   /// type, a C function and code), for bug reports.
   var verbose = false
+  /// With `--quiet`: no notes and no progress line; results and errors only.
+  var quiet = false
+  /// False with `--no-progress`.
+  var showsProgress = true
 
   var isTTY: Bool { isatty(2) != 0 }
+
+  /// Whether the live progress line is drawn: on a terminal, without
+  /// `--quiet`, `--no-progress` or `NO_COLOR` (it is made of escape codes).
+  var drawsProgress: Bool {
+    guard isTTY, showsProgress, !quiet else { return false }
+    if let no = ProcessInfo.processInfo.environment["NO_COLOR"], !no.isEmpty { return false }
+    return true
+  }
+
+  /// Takes the global flags of a command line.
+  mutating func read(_ args: inout ArgumentList) {
+    if args.flag(GlobalArguments.verbose.name) { verbose = true }
+    if args.flag(GlobalArguments.quiet.name) { quiet = true }
+    if args.flag(GlobalArguments.noProgress.name) { showsProgress = false }
+  }
+
+  /// A message about what happened (standard error), unless `--quiet`.
+  func note(_ text: String) {
+    guard !quiet else { return }
+    error(text)
+  }
 
   func print(_ text: String) {
     write(1, text + "\n")
@@ -40,12 +65,12 @@ struct Terminal: Sendable {
 
   /// Rewrites the progress line in place (standard error, terminals only).
   func progress(_ text: String) {
-    guard isTTY else { return }
+    guard drawsProgress else { return }
     write(2, "\r\u{1B}[K" + String(text.prefix(120)))
   }
 
   func clearProgress() {
-    if isTTY { write(2, "\r\u{1B}[K") }
+    if drawsProgress { write(2, "\r\u{1B}[K") }
   }
 }
 

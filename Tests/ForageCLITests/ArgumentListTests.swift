@@ -11,15 +11,15 @@ import Testing
 
   /// `command` as `forage` parses it from `arguments`.
   func parsed<C: Command>(_ command: C.Type, _ arguments: [String]) throws(UsageError) -> C {
-    var verbose = false
-    return try C.parse(arguments, verbose: &verbose)
+    var terminal = Terminal()
+    return try C.parse(arguments, terminal: &terminal)
   }
 
   /// The message of the usage error `arguments` give `command`, or nil.
   func mistake(_ command: any Command.Type, _ arguments: [String]) -> String? {
-    var verbose = false
+    var terminal = Terminal()
     do {
-      _ = try command.parse(arguments, verbose: &verbose)
+      _ = try command.parse(arguments, terminal: &terminal)
       return nil
     } catch {
       return error.message
@@ -104,7 +104,8 @@ import Testing
     ]
     for command in commands {
       var args = try parse(command, minimal[command.name] ?? [])
-      _ = args.flag(GlobalArguments.verbose.name)  // forage reads it
+      var terminal = Terminal()
+      terminal.read(&args)  // forage reads the global flags
       _ = try command.init(&args)
       #expect(args.unread == ["--help"], "\(command.name) never reads \(args.unread)")
       for argument in command.allArguments {

@@ -26,6 +26,9 @@ import ForageTestSupport
                            forage.sqlite beside the config).
         --json             Print the summary as JSON.
         --verbose          Also show each error's internal detail, for bug reports.
+        --quiet            Print only results and errors: no notes, no progress line.
+        --no-progress      No live progress line (it shows only on a terminal, and not
+                           with NO_COLOR).
         -h, --help         Show this help.
 
       SIGINT (Ctrl-C) or SIGTERM stops the launch as its budget would: in-flight

@@ -196,7 +196,7 @@ struct ConfigReader {
     "name", "url", "urls", "feed", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly", "charset",
     "notifyWhen", "notifyVia", "history",
   ]
-  static let fieldKeys = ["css", "pointer", "attr", "all", "type", "regex", "trim", "default", "required"]
+  static let fieldKeys = ["css", "pointer", "jsonld", "meta", "attr", "all", "type", "regex", "trim", "default", "required"]
   static let crawlKeys = ["follow", "sameHost", "allowedDomains", "include", "exclude", "maxDepth", "maxPages", "revisitAfter"]
 
   mutating func config(_ json: JSONValue) -> ForageConfig? {
@@ -428,19 +428,32 @@ struct ConfigReader {
       return FieldRule(s)
     }
     guard let m = members(v, at: path, allowed: ConfigReader.fieldKeys) else { return nil }
-    let otherKey = format == .json ? "css" : "pointer"
-    if m[otherKey] != nil {
-      problem(join(path, otherKey), "\"\(otherKey)\" does not apply to \(format.rawValue) sources; use \"\(selectorKey)\"")
-    }
-    guard let sel = string(m[selectorKey], at: join(path, selectorKey), nonEmpty: format == .html) else {
-      if m[selectorKey] == nil { problem(join(path, selectorKey), "missing: a field needs \"\(selectorKey)\"") }
-      return nil
-    }
-    if format == .json { pointer(sel, at: join(path, selectorKey)) } else { selector(sel, at: join(path, selectorKey)) }
-    var rule = FieldRule(sel)
-    if let a = string(m["attr"], at: join(path, "attr")) {
-      if format == .json { problem(join(path, "attr"), "\"attr\" applies to HTML sources only") }
-      rule.attr = a
+    var rule: FieldRule
+    if format == .html && (m["jsonld"] != nil || m["meta"] != nil) {
+      guard let r = structuredFieldRule(m, at: path) else { return nil }
+      rule = r
+    } else {
+      for key in ["jsonld", "meta"] where m[key] != nil {
+        problem(join(path, key), "\"\(key)\" reads HTML pages; it does not apply to \(format.rawValue) sources")
+      }
+      let otherKey = format == .json ? "css" : "pointer"
+      if m[otherKey] != nil {
+        let also = format == .html ? " (a \"pointer\" goes with \"jsonld\", inside a JSON-LD node)" : ""
+        problem(join(path, otherKey), "\"\(otherKey)\" does not apply to \(format.rawValue) sources; use \"\(selectorKey)\"\(also)")
+      }
+      guard let sel = string(m[selectorKey], at: join(path, selectorKey), nonEmpty: format == .html) else {
+        if m[selectorKey] == nil {
+          let needs = format == .html ? "\"css\", \"jsonld\" or \"meta\"" : "\"\(selectorKey)\""
+          problem(join(path, selectorKey), "missing: a field needs \(needs)")
+        }
+        return nil
+      }
+      if format == .json { pointer(sel, at: join(path, selectorKey)) } else { selector(sel, at: join(path, selectorKey)) }
+      rule = FieldRule(sel)
+      if let a = string(m["attr"], at: join(path, "attr")) {
+        if format == .json { problem(join(path, "attr"), "\"attr\" applies to HTML sources only") }
+        rule.attr = a
+      }
     }
     rule.all = bool(m["all"], at: join(path, "all")) ?? false
     if let t = string(m["type"], at: join(path, "type")) {
@@ -456,6 +469,49 @@ struct ConfigReader {
     rule.trim = bool(m["trim"], at: join(path, "trim")) ?? true
     rule.defaultValue = m["default"]
     rule.required = bool(m["required"], at: join(path, "required")) ?? false
+    return rule
+  }
+
+  /// The reading part of a `jsonld` or `meta` rule of an HTML source (its
+  /// options are read by `fieldRule`): `jsonld` is a type name or true,
+  /// with an optional `pointer` inside the node; `meta` is a tag name.
+  /// Either one, never with `css`, `attr` or each other.
+  mutating func structuredFieldRule(_ m: [String: JSONValue], at path: String) -> FieldRule? {
+    var ok = true
+    for key in ["jsonld", "meta"] where m[key] != nil && m["css"] != nil {
+      problem(join(path, key), "\"\(key)\" and \"css\" cannot be used together: a field reads one place")
+      ok = false
+    }
+    if m["jsonld"] != nil && m["meta"] != nil {
+      problem(join(path, "meta"), "\"jsonld\" and \"meta\" cannot be used together: a field reads one place")
+      ok = false
+    }
+    if m["attr"] != nil {
+      problem(join(path, "attr"), "\"attr\" applies to \"css\" rules only")
+      ok = false
+    }
+    var source: StructuredDataSource?
+    var pointerText = ""
+    if let j = m["jsonld"] {
+      switch j {
+      case .string(let t) where t.contains(where: { !$0.isWhitespace }): source = .jsonLD(type: t)
+      case .bool(true): source = .jsonLD(type: nil)
+      default:
+        problem(join(path, "jsonld"), "expected a type name such as \"Product\", or true for any type; found \(j.description)")
+      }
+      if let p = string(m["pointer"], at: join(path, "pointer"), nonEmpty: false) {
+        pointer(p, at: join(path, "pointer"))
+        pointerText = p
+      }
+    } else if let name = string(m["meta"], at: join(path, "meta")) {
+      source = .meta(name: name)
+      if m["pointer"] != nil {
+        problem(join(path, "pointer"), "\"pointer\" goes with \"jsonld\" (a JSON Pointer inside the node); a \"meta\" rule reads the tag's content")
+      }
+    }
+    guard ok, let source else { return nil }
+    var rule = FieldRule(pointerText)
+    rule.structured = source
     return rule
   }
 

@@ -99,8 +99,17 @@ extension Source {
 extension FieldRule {
   func jsonValue(format: SourceFormat) -> JSONValue {
     let simple = attr == nil && !all && type == .string && regex == nil && trim && defaultValue == nil && !required
-    if simple { return .string(selector) }
-    var m: [(key: String, value: JSONValue)] = [(format == .json ? "pointer" : "css", .string(selector))]
+    var m: [(key: String, value: JSONValue)]
+    switch structured {
+    case .jsonLD(let nodeType)?:
+      m = [("jsonld", nodeType.map(JSONValue.string) ?? .bool(true))]
+      if !selector.isEmpty { m.append(("pointer", .string(selector))) }
+    case .meta(let name)?:
+      m = [("meta", .string(name))]
+    case nil:
+      if simple { return .string(selector) }
+      m = [(format == .json ? "pointer" : "css", .string(selector))]
+    }
     if let attr { m.append(("attr", .string(attr))) }
     if all { m.append(("all", .bool(true))) }
     if type != .string { m.append(("type", .string(type.rawValue))) }

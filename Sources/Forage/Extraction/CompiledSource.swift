@@ -1,5 +1,6 @@
 import Foundation
 import ForageHTML
+import ForageSupport
 import ForageURL
 
 /// A source with its selectors and patterns compiled once per job, shared
@@ -10,6 +11,8 @@ final class CompiledSource: Sendable {
     var rule: FieldRule
     var selector: Selector?
     var regex: NSRegularExpression?
+    /// A `jsonld` or `meta` rule (HTML sources), in place of `selector`.
+    var structured: StructuredField?
   }
 
   let source: Source
@@ -33,9 +36,15 @@ final class CompiledSource: Sendable {
     let path = "source \"\(source.name)\""
     for f in source.fields {
       let at = "\(path).extract.\(f.name)"
+      let rx = f.rule.regex.flatMap { reader.regex($0, at: at + ".regex") }
+      if let structured = f.rule.structured {
+        CompiledSource.check(structured, rule: f.rule, format: source.format, at: at, reader: &reader)
+        fields.append(CompiledField(
+          name: f.name, rule: f.rule, selector: nil, regex: rx, structured: StructuredField(structured, pointer: f.rule.selector)))
+        continue
+      }
       let sel = source.format == .html ? reader.selector(f.rule.selector, at: at) : nil
       if source.format == .json { reader.pointer(f.rule.selector, at: at) }
-      let rx = f.rule.regex.flatMap { reader.regex($0, at: at + ".regex") }
       fields.append(CompiledField(name: f.name, rule: f.rule, selector: sel, regex: rx))
     }
     self.fields = fields
@@ -56,6 +65,24 @@ final class CompiledSource: Sendable {
 }
 
 extension CompiledSource {
+  /// Reports what is wrong with a `jsonld` or `meta` rule built in code
+  /// (the config reader reports the same with the rule's keys).
+  static func check(_ structured: StructuredDataSource, rule: FieldRule, format: SourceFormat, at path: String, reader: inout ConfigReader) {
+    let key: String
+    switch structured {
+    case .jsonLD(let type):
+      key = "jsonld"
+      if type?.trimmingWhitespace().isEmpty == true { reader.problem("\(path).jsonld", "must not be empty; give a type such as \"Product\" or true") }
+      reader.pointer(rule.selector, at: "\(path).pointer")
+    case .meta(let name):
+      key = "meta"
+      if name.trimmingWhitespace().isEmpty { reader.problem("\(path).meta", "must not be empty") }
+      if !rule.selector.isEmpty { reader.problem("\(path).pointer", "a \"meta\" rule takes no pointer") }
+    }
+    if format != .html { reader.problem("\(path).\(key)", "\"\(key)\" reads HTML pages; it does not apply to \(format.rawValue) sources") }
+    if rule.attr != nil { reader.problem("\(path).attr", "\"attr\" applies to \"css\" rules only") }
+  }
+
   /// True when the crawl follows links to pages `depth` links away from its
   /// start URLs (`maxDepth`); false for a source without a crawl scope, which
   /// follows no links.
