@@ -8,9 +8,18 @@
 ///     let sku = FieldRule.css("div.product", attr: "data-sku", required: true)
 ///     let tags = FieldRule.css(".tag", all: true)
 ///     let id = FieldRule.pointer("/data/id", as: .integer)   // JSON sources
+///     let cost = FieldRule.jsonLD("Product", pointer: "/offers/price", as: .number)
+///     let headline = FieldRule.meta("og:title")
 public struct FieldRule: Sendable, Hashable, ExpressibleByStringLiteral {
-  /// The CSS selector (HTML sources) or RFC 6901 JSON Pointer (JSON sources).
+  /// The CSS selector (HTML sources) or RFC 6901 JSON Pointer (JSON
+  /// sources). For a ``StructuredDataSource/jsonLD(type:)`` rule, the JSON
+  /// Pointer inside the node (empty: the whole node); unused by a
+  /// ``StructuredDataSource/meta(name:)`` rule.
   public var selector: String
+  /// Where an HTML field reads structured data (a JSON-LD node or a
+  /// `<meta>` tag) instead of matching `selector`; nil for CSS and JSON
+  /// Pointer rules.
+  public var structured: StructuredDataSource?
   /// Read this attribute instead of the element's text (HTML only).
   public var attr: String?
   /// Collect every match as an array instead of the first one.
@@ -57,6 +66,43 @@ public struct FieldRule: Sendable, Hashable, ExpressibleByStringLiteral {
   public static func pointer(_ pointer: String, as type: FieldType = .string, required: Bool = false) -> FieldRule {
     FieldRule(pointer, type: type, required: required)
   }
+
+  /// A JSON-LD rule for HTML sources: the first node of `nodeType` (nil:
+  /// any node with an `@type`) in the page's
+  /// `<script type="application/ld+json">` blocks, or the value at `pointer`
+  /// inside it (see `docs/configuration.md`, "Structured data").
+  ///
+  ///     FieldRule.jsonLD("Product", pointer: "/offers/price", as: .number)
+  public static func jsonLD(
+    _ nodeType: String?, pointer: String = "", as type: FieldType = .string, all: Bool = false, required: Bool = false
+  ) -> FieldRule {
+    var rule = FieldRule(pointer, all: all, type: type, required: required)
+    rule.structured = .jsonLD(type: nodeType)
+    return rule
+  }
+
+  /// A `<meta>` rule for HTML sources: the `content` of the first `<meta>`
+  /// whose `name`, `property` or `itemprop` is `name` (ASCII
+  /// case-insensitively).
+  ///
+  ///     FieldRule.meta("og:title")
+  public static func meta(_ name: String, as type: FieldType = .string, all: Bool = false, required: Bool = false) -> FieldRule {
+    var rule = FieldRule("", all: all, type: type, required: required)
+    rule.structured = .meta(name: name)
+    return rule
+  }
+}
+
+/// Structured data an HTML field reads instead of matching a CSS selector.
+public enum StructuredDataSource: Sendable, Hashable {
+  /// A node of a `<script type="application/ld+json">` block whose `@type`
+  /// is (or includes) this type, compared by its last segment
+  /// (`schema:Product` and `https://schema.org/Product` are `Product`);
+  /// nil for any node that has an `@type`.
+  case jsonLD(type: String?)
+  /// The `content` of a `<meta>` tag with this `name`, `property` or
+  /// `itemprop` (`og:title`, `description`).
+  case meta(name: String)
 }
 
 /// The type a field's value is converted to.

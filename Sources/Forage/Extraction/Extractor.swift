@@ -43,8 +43,13 @@ enum Extractor {
     let matches = s.match.map { document.selectFirst($0) != nil } ?? true
     if matches && !s.fields.isEmpty {
       let inItem = s.items != nil
+      // JSON-LD and <meta> tags: read once per page, when a field first asks.
+      var structured = PageStructuredData(document: document, url: url, items: inItem ? root : nil)
       for (index, scope) in root.enumerated() {
         addRecord(index: index, items: inItem, url: url, canonical: canonical, source: s, to: &out) { f, warnings in
+          if let spec = f.structured {
+            return structuredValue(f, spec, item: inItem ? index : nil, page: &structured, base: base, warnings: &warnings)
+          }
           guard let sel = f.selector else { return nil }
           let elements: [Element]
           if f.rule.all {
