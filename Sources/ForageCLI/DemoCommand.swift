@@ -1,33 +1,47 @@
 import Foundation
 import Forage
 import ForageHTTP
+import ForageScheduler
 import ForageStore
 import ForageTestSupport
 
-/// `forage demo`: crawls a generated shop served on loopback, end to end.
+/// `forage demo`: the whole story in under a minute, offline.
 struct DemoCommand: Command {
   static let name = "demo"
-  static let abstract = "Crawl a generated demo shop on loopback into SQLite."
+  static let abstract = "Simulate days of an app refreshing a changing demo shop; write a report."
   static let arguments: [Argument] = [
-    .option("--store", "PATH", "The SQLite file.", default: "forage-demo.sqlite"),
-    .option("--products", "N", "Products on the site, 1 to 1000000.", default: "200"),
-    .option("--budget", "DURATION", "Time allowed.", default: "60s"),
-    .flag("--serve", "Only serve the site and print its URL and a matching config, until interrupted."),
+    .option("--days", "N", "Simulated days, 1 to 14.", default: "3"),
+    .option("--profile", "NAME|FILE", "The device's day (see forage simulate).", default: "commuter"),
+    .option("--seed", "S", "The seed of every random draw: the same seed, the same days.", default: "1"),
+    .option("--products", "N", "Products in the shop, 1 to 1000.", default: "60"),
+    .option(
+      "--store", "PATH", "The SQLite file to fill.", default: "a new one in a temporary folder"),
+    .option(
+      "--report", "FILE",
+      "Where the HTML report goes. A regular file is replaced once the report is complete; a folder or a device is "
+        + "refused.", default: "report.html"),
+    .flag("--serve", "Only serve the (unchanging) demo shop and print a config for it, until interrupted."),
     .option(
       "--port", "N", "The port to serve on (with --serve; 0 picks a free one).",
       default: String(DemoCommand.defaultPort)),
-    .flag("--json", "Print the summary as JSON."),
+    .flag("--json", "Print what happened as JSON."),
   ]
   static let discussion = """
-    Starts a small shop site on 127.0.0.1 (generated, messy HTML, robots.txt),
-    crawls it with the same engine as 'forage run', stores one record per
-    product in SQLite, and prints the summary and a few records. Running it
-    again revisits the site: records come back unchanged.
+    Starts a demo shop on 127.0.0.1 whose prices change, products go away and
+    news feed grows as simulated time passes. Then simulates DAYS days of a
+    phone on the given profile: each background launch the system would grant
+    runs the real job (the same engine as 'forage run') against the shop at
+    that simulated moment, within the launch's budget. Prints the launches and
+    expirations, the pages, the changes, the notifications it sent (to a file),
+    the freshness forecast, and writes an HTML report.
     """
 
-  var store = "forage-demo.sqlite"
-  var products = 200
-  var budget: Duration = .seconds(60)
+  var days = 3
+  var profile = "commuter"
+  var seed: UInt64 = 1
+  var products = 60
+  var store: String?
+  var reportPath = "report.html"
   var serve = false
   var json = false
   var port: UInt16?
@@ -36,12 +50,21 @@ struct DemoCommand: Command {
   static let defaultPort: UInt16 = 8765
 
   init(_ args: inout ArgumentList) throws(UsageError) {
-    store = try args.option("--store") ?? store
+    if let d = try args.option("--days") {
+      guard let n = Int(d), (1...14).contains(n) else { throw UsageError("--days expects a number from 1 to 14, not \"\(d)\"") }
+      days = n
+    }
+    profile = try args.option("--profile") ?? profile
+    if let s = try args.option("--seed") {
+      guard let n = UInt64(s) else { throw UsageError("--seed expects a whole number, not \"\(s)\"") }
+      seed = n
+    }
     if let p = try args.option("--products") {
-      guard let n = Int(p), n > 0, n <= 1_000_000 else { throw UsageError("--products expects a number from 1 to 1000000") }
+      guard let n = Int(p), (1...1000).contains(n) else { throw UsageError("--products expects a number from 1 to 1000, not \"\(p)\"") }
       products = n
     }
-    budget = try parseBudget(try args.option("--budget")) ?? budget
+    store = try args.option("--store")
+    reportPath = try args.option("--report") ?? reportPath
     serve = args.flag("--serve")
     if let p = try args.option("--port") {
       guard let n = UInt16(p) else { throw UsageError("--port expects a number from 0 to 65535, not \"\(p)\"") }
@@ -52,7 +75,7 @@ struct DemoCommand: Command {
     try args.expectNoMore()
   }
 
-  /// The demo's config for a site at `baseURL`.
+  /// The config `forage demo --serve` prints: the shop at `baseURL`.
   static func config(baseURL: String, store: String) -> ForageConfig {
     var fetch = FetchSettings()
     fetch.perHostConcurrency = 8
@@ -60,66 +83,122 @@ struct DemoCommand: Command {
     return ForageConfig(
       userAgent: "ForageDemo/1.0 (+https://github.com/forage/forage)", store: store, fetch: fetch,
       tasks: [TaskDefinition(id: "demo.refresh", kind: .appRefresh, budget: .seconds(30), sources: ["catalog"])],
-      sources: [
-        Source(
-          name: "catalog", url: baseURL + "/",
-          extract: [
-            "title": "h1.product-title",
-            "price": .css("span.price", as: .number),
-            "sku": .css("div.product", attr: "data-sku", required: true),
-          ],
-          match: "div.product", key: ["sku"],
-          crawl: CrawlScope(maxDepth: 5, maxPages: 100_000, revisitAfter: .zero))
-      ])
+      sources: [catalog(baseURL: baseURL)])
+  }
+
+  /// The shop's products, one record each.
+  static func catalog(baseURL: String) -> Source {
+    Source(
+      name: "catalog", url: baseURL + "/",
+      extract: [
+        "title": "h1.product-title",
+        "price": .css("span.price", as: .number),
+        "sku": .css("div.product", attr: "data-sku", required: true),
+      ],
+      match: "div.product", key: ["sku"],
+      crawl: CrawlScope(maxDepth: 5, maxPages: 100_000, revisitAfter: .zero))
+  }
+
+  /// The story's config: an app refresh task every hour for the catalog and
+  /// the news feed, notifications of every change into a file in `folder`.
+  static func storyConfig(shop: LiveDemoShop, folder: String) -> ForageConfig {
+    var config = DemoCommand.config(baseURL: shop.baseURL, store: folder + "/forage-demo.sqlite")
+    config.tasks = [
+      TaskDefinition(
+        id: "demo.refresh", kind: .appRefresh, every: .seconds(3600), budget: .seconds(30),
+        sources: ["catalog", "news"])
+    ]
+    config.sources.append(Source(name: "news", feed: shop.feedURL))
+    config.notify = [NotifyChannel(name: "log", target: .file(folder + "/notifications.jsonl"))]
+    return config
   }
 
   func run(_ out: Terminal) async -> ExitStatus {
-    let server: TestServer
-    let listenPort = serve ? port ?? DemoCommand.defaultPort : 0
-    do { server = try TestServer(site: DemoSite(products: products), port: listenPort) } catch {
-      let hint = serve ? " (is another demo running? --port picks another port)" : ""
-      out.error("forage demo: cannot start the demo site on port \(listenPort): \(error)\(hint)")
-      return .jobFailed
-    }
-    defer { server.stop() }
-    let config = DemoCommand.config(baseURL: server.baseURL, store: store)
-    if serve {
-      out.print("Demo shop at \(server.baseURL)/ (\(products) products). Config for 'forage run':")
-      out.print(config.jsonText)
-      out.print("Press Ctrl-C to stop.")
-      while true { try? await Task.sleep(for: .seconds(3600)) }
-    }
-    let opened: any Store
-    do { opened = try Engine.openStore(store) } catch {
+    if serve { return await serveOnly(out) }
+    // The report goes where the user said, or beside where they are; only a
+    // regular file is replaced, once it is complete.
+    let report: OutputFile
+    do { report = try OutputFile(path: reportPath, protecting: store.map(OutputFile.protectingStore) ?? []) } catch {
       out.error("forage demo", error)
       return .badInput
     }
-    if !json { out.note("Crawling the demo shop at \(server.baseURL)/ into \(store)...") }
-    let throttle = ProgressThrottle(out, budget: budget)
+    let folder = NSTemporaryDirectory() + "forage-demo-" + UUID().uuidString.prefix(8)
+    do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+      out.error("forage demo: cannot create \(folder): \(error.localizedDescription)")
+      return .jobFailed
+    }
+    let storePath = store ?? folder + "/forage-demo.sqlite"
+    let start = SchedulerDefaults.simulationStart
+    let shop: LiveDemoShop
+    do { shop = try LiveDemoShop(products: products, start: start) } catch {
+      out.error("forage demo: cannot start the demo shop: \(error)")
+      return .jobFailed
+    }
+    defer { shop.stop() }
+    let device: DeviceProfile
+    do { device = try DeviceProfile.named(orPath: profile) } catch {
+      out.error("forage demo", error)
+      return .badInput
+    }
+    let opened: any Store
+    do { opened = try Engine.openStore(storePath) } catch {
+      out.error("forage demo", error)
+      return .badInput
+    }
+    let config = DemoCommand.storyConfig(shop: shop, folder: folder)
+    out.note(
+      "Simulating \(days) days of an app on the \(device.name) profile (seed \(seed)): each background launch the "
+        + "system grants runs the real job against the demo shop at \(shop.baseURL)/, whose prices and news change "
+        + "as simulated time passes. Store: \(storePath)")
     do {
-      let summary = try await Job(config: config, store: opened, transport: Engine.defaultTransport())
-        .run(task: "demo.refresh", budget: budget, progress: { throttle.update($0) })
-      out.clearProgress()
-      if json {
-        out.print(jsonText(summary))
-        try await opened.close()
-        return .ok
-      }
-      out.print(summary.description)
-      var sample: [String] = []
-      try await Exporter(store: opened).export(format: .jsonl, source: "catalog") { line in
-        if sample.count < 3 { sample.append(line.trimmingCharacters(in: .newlines)) }
-      }
-      if !sample.isEmpty {
-        out.print("\nFirst records:")
-        for s in sample { out.print("  " + s) }
-      }
-      out.print("\nExport them all: swift run forage export --store \(store) --format csv")
+      let result = try await Engine.simulate(
+        config: config, store: opened, profile: device, days: Double(days), seed: seed, live: true,
+        launchStarts: { shop.setTime($0) })
+      let end = start.addingTimeInterval(Double(days) * 86_400)
+      let story = try await DemoStory.tell(result: result, store: opened, folder: folder, end: end)
+      var options = HTMLReport.Options()
+      options.days = Double(days)
+      options.profile = device
+      options.seed = seed
+      options.title = "Forage demo: \(days) simulated days"
+      options.subtitle = storePath
+      let html = try await HTMLReport.render(store: opened, config: config, now: end, options: options)
+      let writer = try report.open()
+      try writer.write(html)
+      try writer.commit()
       try await opened.close()
+      let reportShown = report.path.hasPrefix("/")
+        ? report.path : FileManager.default.currentDirectoryPath + "/" + report.path
+      if json {
+        out.print(story.json(report: reportShown, store: storePath))
+      } else {
+        out.print(story.text)
+        out.print("\nReport: \(reportShown) (open it in a browser)")
+        out.print("Look further: forage status --store \(storePath)")
+        out.print("             forage changes --store \(storePath)")
+      }
       return .ok
     } catch {
+      try? await opened.close()
       out.error("forage demo", error)
       return .jobFailed
     }
+  }
+
+  /// `--serve`: the shop as it is on day 0, and a config for it.
+  func serveOnly(_ out: Terminal) async -> ExitStatus {
+    let listenPort = port ?? DemoCommand.defaultPort
+    let server: TestServer
+    do { server = try TestServer(site: DemoSite(products: products), port: listenPort) } catch {
+      out.error(
+        "forage demo: cannot start the demo site on port \(listenPort): \(error) (is another demo running? --port picks another port)")
+      return .jobFailed
+    }
+    defer { server.stop() }
+    let config = DemoCommand.config(baseURL: server.baseURL, store: store ?? "forage-demo.sqlite")
+    out.print("Demo shop at \(server.baseURL)/ (\(products) products). Config for 'forage run':")
+    out.print(config.jsonText)
+    out.print("Press Ctrl-C to stop.")
+    while true { try? await Task.sleep(for: .seconds(3600)) }
   }
 }

@@ -44,6 +44,18 @@ public struct DemoSite: Sendable {
   public let categoryCount: Int
   /// Products per listing page.
   public let pageSize = 20
+  /// The day of the shop's life the pages show (0: the first). From day 1
+  /// on, about one product in eight changes its price each day and about
+  /// three in a hundred are discontinued (their pages answer 404), so a demo run over
+  /// several days has changes to report. Day 0 is the site as it always was.
+  public private(set) var day = 0
+
+  /// The same shop on `day` of its life (see ``day``).
+  public func on(day: Int) -> DemoSite {
+    var copy = self
+    copy.day = max(0, day)
+    return copy
+  }
 
   /// A site with `products` products (at least 1).
   public init(products: Int = 200, seed: UInt64 = 1) {
@@ -67,8 +79,24 @@ public struct DemoSite: Sendable {
     let adjective = DemoSite.adjectives[rng.below(DemoSite.adjectives.count)]
     let material = DemoSite.materials[rng.below(DemoSite.materials.count)]
     let noun = DemoSite.nouns[rng.below(DemoSite.nouns.count)]
-    let cents = 199 + rng.below(250_000)
+    var cents = 199 + rng.below(250_000)
+    if day > 0 {
+      for d in 1...day {
+        var change = self.rng(0x4441_5953, n &* 7919 &+ d)  // "DAYS"
+        // One product in eight changes its price each day, by -20%…+10%.
+        if change.below(8) == 0 { cents = max(99, cents * (80 + change.below(31)) / 100) }
+      }
+    }
     return ("\(adjective) \(material) \(noun)", DemoSite.formatPrice(cents: cents), "SKU-\(n)")
+  }
+
+  /// True when product `n` is discontinued by ``day``: its page answers 404.
+  public func isDiscontinued(_ n: Int) -> Bool {
+    guard day > 0 else { return false }
+    return (1...day).contains { d in
+      var draw = rng(0x474F_4E45, n &* 7919 &+ d)  // "GONE"
+      return draw.below(100) < 3
+    }
   }
 
   /// The category product `n` is listed in.
@@ -150,7 +178,9 @@ public struct DemoSite: Sendable {
     if path == staffPath { return .html(staffPage()) }
     switch layout {
     case .dynamic:
-      if parts.count == 2, parts.first == "product", let n = Int(parts.last!), (1...productCount).contains(n) {
+      if parts.count == 2, parts.first == "product", let n = Int(parts.last!), (1...productCount).contains(n),
+        !isDiscontinued(n)
+      {
         return .html(productPage(n, origin: origin))
       }
       if parts.count == 2, parts.first == "category", let c = Int(parts.last!), (1...categoryCount).contains(c),

@@ -28,11 +28,15 @@ extension Engine {
   /// has some (model mode), or from the real jobs with `live` (which needs a
   /// store). The same seed gives the same trace.
   ///
-  /// - Parameter log: where submission problems and scheduler notes go.
+  /// - Parameters:
+  ///   - log: where submission problems and scheduler notes go.
+  ///   - launchStarts: in live mode, called with the virtual time as each
+  ///     launch starts (a demo site can show that moment's pages).
   /// - Throws: store errors (live mode only).
   public static func simulate(
     config: ForageConfig, store: (any Store)?, profile: DeviceProfile, days: Double, seed: UInt64 = 0,
-    live: Bool = false, transport: (any Transport)? = nil, log: SchedulerLog = .silent
+    live: Bool = false, transport: (any Transport)? = nil, log: SchedulerLog = .silent,
+    launchStarts: (@Sendable (Date) -> Void)? = nil
   ) async throws -> SimulationResult {
     let scheduler = SimulatedScheduler(
       device: profile, policy: TaskRunner.policy(SchedulingPolicy(), for: config),
@@ -40,9 +44,16 @@ extension Engine {
     let runLive = live && store != nil
     if runLive, let store {
       try await store.releaseClaims(owner: nil)
+      // The store's history reads in simulated time: a report of it shows
+      // the simulated days.
       let runner = TaskRunner(
-        config: config, store: store, transport: transport ?? Engine.defaultTransport(), log: log)
-      runner.register(on: scheduler, now: { scheduler.now })
+        config: config, store: store, transport: transport ?? Engine.defaultTransport(), log: log,
+        dates: { scheduler.now })
+      runner.register(on: scheduler) {
+        let now = scheduler.now
+        launchStarts?(now)
+        return now
+      }
     } else {
       let durations = await recordedDurations(store, tasks: config.tasks)
       for task in config.tasks {

@@ -27,20 +27,33 @@ public final class Job: Sendable {
   let router: NotificationRouter?
   /// Delivers notifications while the job runs; nil when the config has no channels.
   let notifier: Notifier?
+  /// The date of what the job stores (runs, pages, records, changes): the
+  /// wall clock, or a simulator's virtual one.
+  let now: @Sendable () -> Date
 
   /// Creates a job over `store`, fetching through `transport`.
   ///
-  /// - Parameter notifier: what delivers notable changes during the launch
-  ///   (default: one over the config's channels, reading secrets from the
-  ///   process's environment); nil when the config has no channels.
-  public init(config: ForageConfig, store: any Store, transport: any Transport, notifier: Notifier? = nil) {
+  /// - Parameters:
+  ///   - notifier: what delivers notable changes during the launch
+  ///     (default: one over the config's channels, reading secrets from the
+  ///     process's environment, on `now`'s clock); nil when the config has no
+  ///     channels.
+  ///   - now: the date of what the job stores (default: the wall clock; a
+  ///     simulator passes its virtual clock, so the store's history is in
+  ///     simulated time). Budgets and timeouts always run on real time.
+  public init(
+    config: ForageConfig, store: any Store, transport: any Transport, notifier: Notifier? = nil,
+    now: @escaping @Sendable () -> Date = { Date() }
+  ) {
+    self.now = now
     self.config = config
     self.store = store
     self.canonicalizer = URLCanonicalizer(removingQueryParameters: config.removeQueryParameters)
     self.fetcher = Fetcher(transport: transport, settings: config.fetch, robotsArchive: StoreRobotsArchive(store: store))
     self.owner = "pid-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
     self.router = NotificationRouter(config: config)
-    self.notifier = config.notify.isEmpty ? nil : notifier ?? Notifier(config: config, store: store, transport: transport)
+    self.notifier =
+      config.notify.isEmpty ? nil : notifier ?? Notifier(config: config, store: store, transport: transport, now: now)
   }
 
   /// Runs one launch.
@@ -83,7 +96,7 @@ public final class Job: Sendable {
       try await store.releaseClaims(owner: nil)
       try await store.releaseNotificationClaims(owner: nil)
     }
-    let runID = try await store.beginRun(task: task, sources: selected.map(\.name), startedAt: Date())
+    let runID = try await store.beginRun(task: task, sources: selected.map(\.name), startedAt: now())
 
     var summary = RunSummary()
     summary.sources = selected.map { SourceRunSummary(name: $0.name) }
@@ -113,14 +126,14 @@ public final class Job: Sendable {
       delivery?.cancel()
       var failed = summary
       failed.outcome = .failed
-      failed.finishedAt = Date()
+      failed.finishedAt = now()
       failed.seconds = (clock.now - started).seconds
       try? await store.finishRun(runID, summary: failed)
       throw error
     }
     summary.seconds = (clock.now - started).seconds
     if summary.outcome == .running { summary.outcome = .completed }
-    summary.finishedAt = Date()
+    summary.finishedAt = now()
     try await store.finishRun(runID, summary: summary)
     return summary
   }
@@ -138,17 +151,18 @@ public final class Job: Sendable {
     let concurrency = max(1, min(config.fetch.concurrency, concurrencyLimit ?? .max))
     let stopAt = deadline - Defaults.stopMargin
     let hardStop = deadline + Defaults.grace
-    let lease = Date().addingTimeInterval((deadline - clock.now).seconds + Defaults.grace.seconds + 60)
+    let lease = now().addingTimeInterval((deadline - clock.now).seconds + Defaults.grace.seconds + 60)
     var crawls: [Crawl] = []
     var contexts: [PageContext] = []
     var lanes: [LaunchMachine<ProcessedPage>.Lane] = []
     for source in sources {
       let s = source.source
       let seeds = s.urls.compactMap { WebURL($0) }.map { PageContext.seed($0, source: source, depth: 0) }
-      crawls.append(try await store.openCrawl(source: s.name, seeds: seeds, now: Date()))
+      crawls.append(try await store.openCrawl(source: s.name, seeds: seeds, now: now()))
       let settings = config.fetchSettings(for: s)
       contexts.append(
-        PageContext(source: source, settings: settings, fetcher: fetcher, run: run, deadline: deadline, router: router))
+        PageContext(
+          source: source, settings: settings, fetcher: fetcher, run: run, deadline: deadline, router: router, now: now))
       lanes.append(.init(cap: min(settings.concurrency, concurrency), critical: s.critical))
     }
     var machine = LaunchMachine<ProcessedPage>(lanes: lanes, concurrency: concurrency, commitBatch: Defaults.commitBatch)
@@ -186,7 +200,7 @@ public final class Job: Sendable {
           case .claim(let lane, let limit, let generation):
             let crawl = crawls[lane].id
             group.addTask {
-              let items = try await store.claim(crawl: crawl, limit: limit, owner: owner, leaseUntil: lease, now: Date())
+              let items = try await store.claim(crawl: crawl, limit: limit, owner: owner, leaseUntil: lease, now: self.now())
               let pages = items.isEmpty ? [:] : try await store.pages(fingerprints: items.map(\.fingerprint))
               return .claimed(lane: lane, items: items, pages: pages, generation: generation)
             }
@@ -262,7 +276,7 @@ public final class Job: Sendable {
     // others keep their place for the next launch.
     for (i, lane) in machine.lanes.enumerated() where lane.isExhausted {
       let maxPages = sources[i].source.crawl?.maxPages
-      if let completion = try await store.completeCrawl(crawls[i].id, maxPages: maxPages, router: router, now: Date()) {
+      if let completion = try await store.completeCrawl(crawls[i].id, maxPages: maxPages, router: router, now: now()) {
         summary.completedSources.append(sources[i].source.name)
         summary.sources[i].completed = true
         summary.recordsRemoved += completion.removed.count

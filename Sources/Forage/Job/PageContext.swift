@@ -53,10 +53,14 @@ final class PageContext: Sendable {
   /// Where notable changes go; nil when the config has no channels.
   let router: NotificationRouter?
 
+  /// The date of what is stored (the job's clock).
+  let now: @Sendable () -> Date
+
   init(
     source: CompiledSource, settings: FetchSettings, fetcher: Fetcher, run: Int64, deadline: ContinuousClock.Instant,
-    router: NotificationRouter? = nil
+    router: NotificationRouter? = nil, now: @escaping @Sendable () -> Date = { Date() }
   ) {
+    self.now = now
     self.source = source
     self.settings = settings
     self.fetcher = fetcher
@@ -72,7 +76,7 @@ final class PageContext: Sendable {
   ///
   /// - Parameter previous: the page as stored by an earlier fetch, if any.
   func process(_ item: FrontierItem, previous: PageRecord?) async -> ProcessedPage {
-    let now = Date()
+    let now = self.now()
     guard let url = WebURL(item.url) else {
       return ProcessedPage(
         commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts)), kind: .failed,
@@ -222,7 +226,7 @@ final class PageContext: Sendable {
   ) -> PageCommit {
     var commit = PageCommit(
       item: item, outcome: outcome, page: page, records: records, discovered: discovered,
-      maxPages: crawlScope?.maxPages, run: run, now: Date())
+      maxPages: crawlScope?.maxPages, run: run, now: now())
     commit.keepsRecords = keepsRecords
     commit.router = router
     return commit

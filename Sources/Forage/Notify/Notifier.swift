@@ -23,6 +23,9 @@ public final class Notifier: Sendable {
   let owner: String
   /// The wait before the first retry (later ones double it).
   let firstRetry: Duration
+  /// The clock of the outbox's dates (due, age): the wall clock, or a
+  /// simulator's virtual one. Timeouts run on real time.
+  let now: @Sendable () -> Date
 
   /// - Parameters:
   ///   - directory: the config file's folder, for relative `file` paths
@@ -31,11 +34,13 @@ public final class Notifier: Sendable {
   ///   - firstRetry: about how long the first retry waits; each later one
   ///     waits twice as long as the one before, up to
   ///     ``Defaults/notifyLongestRetry``.
+  ///   - now: the clock of the outbox's dates (a simulator passes its own).
   public init(
     config: ForageConfig, store: any Store, transport: any Transport, directory: String? = nil,
     environment: [String: String] = ProcessInfo.processInfo.environment,
-    firstRetry: Duration = Defaults.notifyFirstRetry
+    firstRetry: Duration = Defaults.notifyFirstRetry, now: @escaping @Sendable () -> Date = { Date() }
   ) {
+    self.now = now
     self.store = store
     self.firstRetry = firstRetry
     var channels: [String: (NotifyChannel, any DeliveryChannel)] = [:]
@@ -85,7 +90,7 @@ public final class Notifier: Sendable {
     while !Task.isCancelled {
       // Read each round: a 410 in the last one turned a channel off.
       let disabled = try await currentDisabledChannels()
-      let now = Date()
+      let now = self.now()
       let due = try await store.claimNotifications(
         limit: NotifierDefaults.claimBatch, owner: owner, leaseUntil: now.addingTimeInterval(leaseSeconds), now: now)
       if due.isEmpty { break }
@@ -139,7 +144,7 @@ public final class Notifier: Sendable {
   func deliver(_ due: [OutboxNotification], disabled: [String: DisabledChannel]) async throws -> Report {
     var report = Report()
     var byChannel: [String: [OutboxNotification]] = [:]
-    let now = Date()
+    let now = self.now()
     for n in due {
       guard let channel = channels[n.channel] else {
         try await settle(n, .dead(error: "the config has no channel named \"\(n.channel)\" any more"), &report)
@@ -174,11 +179,11 @@ public final class Notifier: Sendable {
       case .failed(let why, let retryAfter):
         if Task.isCancelled { continue }  // abandoned, not failed: the claim is released
         let delay = retryAfter ?? Self.backoff(attempt: n.attempts, first: firstRetry)
-        try await settle(n, .retry(at: Date().addingTimeInterval(delay.seconds), error: why), &report)
+        try await settle(n, .retry(at: self.now().addingTimeInterval(delay.seconds), error: why), &report)
       case .gone(let why):
         let channel = channels[n.channel]!.settings
         try await store.setDisabledChannel(
-          DisabledChannel(name: n.channel, target: channel.targetText, reason: why, at: Date()), name: n.channel)
+          DisabledChannel(name: n.channel, target: channel.targetText, reason: why, at: self.now()), name: n.channel)
         try await settle(n, .dead(error: "\(why): the channel is off until its target changes"), &report)
       }
     }
@@ -217,7 +222,7 @@ public final class Notifier: Sendable {
   }
 
   func settle(_ n: OutboxNotification, _ settlement: NotificationSettlement, _ report: inout Report) async throws {
-    try await store.settleNotification(n.id, settlement, now: Date())
+    try await store.settleNotification(n.id, settlement, now: now())
     switch settlement {
     case .delivered:
       report.delivered += 1

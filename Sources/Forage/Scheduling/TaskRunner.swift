@@ -23,6 +23,8 @@ public struct TaskRunner: Sendable {
   let transport: any Transport
   let log: SchedulerLog
   let onFinish: (@Sendable (TaskDefinition, LaunchPlan, RunSummary?) -> Void)?
+  /// The date of what launches store (the wall clock, or a simulator's).
+  let dates: @Sendable () -> Date
 
   /// - Parameters:
   ///   - log: where the runner reports what goes wrong outside a job (a
@@ -30,10 +32,15 @@ public struct TaskRunner: Sendable {
   ///     writes to standard error or output.
   ///   - onFinish: called after each launch with its plan and summary
   ///     (nil when the job failed), e.g. to print a line.
+  ///   - dates: the date of what launches store: the wall clock, or a
+  ///     simulated scheduler's virtual one (its history then reads in
+  ///     simulated time).
   public init(
     config: ForageConfig, store: any Store, transport: any Transport, log: SchedulerLog = .silent,
-    onFinish: (@Sendable (TaskDefinition, LaunchPlan, RunSummary?) -> Void)? = nil
+    onFinish: (@Sendable (TaskDefinition, LaunchPlan, RunSummary?) -> Void)? = nil,
+    dates: @escaping @Sendable () -> Date = { Date() }
   ) {
+    self.dates = dates
     self.config = config
     self.store = store
     self.transport = transport
@@ -105,7 +112,7 @@ public struct TaskRunner: Sendable {
       onFinish?(task, plan, RunSummary())
       return
     }
-    let job = Job(config: config, store: store, transport: transport)
+    let job = Job(config: config, store: store, transport: transport, now: dates)
     do {
       let summary = try await job.run(
         sources: plan.sources, task: task.id, budget: background.remainingBudget,
@@ -115,7 +122,7 @@ public struct TaskRunner: Sendable {
       // A processing task has minutes: the maintenance step (pruning the
       // change history) runs there, never in a refresh's budget.
       if task.kind != .appRefresh, !summary.stoppedByBudget, !config.historyRetention.isEmpty {
-        do { _ = try await store.pruneHistory(config.historyRetention, now: Date()) } catch {
+        do { _ = try await store.pruneHistory(config.historyRetention, now: dates()) } catch {
           log.write("\(task.id): pruning the change history failed: \(error)")
         }
       }
