@@ -8,14 +8,13 @@ import ForageTestSupport
 /// `forage demo`: the whole story in under a minute, offline.
 struct DemoCommand: Command {
   static let name = "demo"
-  static let abstract = "Simulate days of an app refreshing a changing demo shop; write a report."
+  static let abstract = "Simulate days of refreshing a changing demo shop; write a report."
   static let arguments: [Argument] = [
     .option("--days", "N", "Simulated days, 1 to 14.", default: "3"),
     .option("--profile", "NAME|FILE", "The device's day (see forage simulate).", default: "commuter"),
     .option("--seed", "S", "The seed of every random draw: the same seed, the same days.", default: "1"),
     .option("--products", "N", "Products in the shop, 1 to 1000.", default: "60"),
-    .option(
-      "--store", "PATH", "The SQLite file to fill.", default: "a new one in a temporary folder"),
+    .option("--store", "PATH", "The SQLite file to fill; without it, a new one in a temporary folder."),
     .option(
       "--report", "FILE",
       "Where the HTML report goes. A regular file is replaced once the report is complete; a folder or a device is "

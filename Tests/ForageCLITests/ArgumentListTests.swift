@@ -100,7 +100,7 @@ import Testing
   @Test func test_everyCommand_readsAndDocumentsEveryDeclaredArgument() throws {
     let minimal: [String: [String]] = [
       "export": ["--store", "s.sqlite"], "query": ["p.html", "p"], "changes": ["--store", "s.sqlite"],
-      "status": ["--store", "s.sqlite"],
+      "status": ["--store", "s.sqlite"], "report": ["--store", "s.sqlite", "--out", "r.html"],
     ]
     for command in commands {
       var args = try parse(command, minimal[command.name] ?? [])
@@ -137,9 +137,11 @@ import Testing
     let export = try parsed(ExportCommand.self, ["--store", "s.sqlite"])
     #expect(try withShownDefault(ExportCommand.self, "--format", ["--store", "s.sqlite"]).format == export.format)
     let demo = try parsed(DemoCommand.self, [])
-    #expect(try withShownDefault(DemoCommand.self, "--store").store == demo.store)
+    #expect(try withShownDefault(DemoCommand.self, "--days").days == demo.days)
     #expect(try withShownDefault(DemoCommand.self, "--products").products == demo.products)
-    #expect(try withShownDefault(DemoCommand.self, "--budget").budget == demo.budget)
+    #expect(try withShownDefault(DemoCommand.self, "--seed").seed == demo.seed)
+    #expect(try withShownDefault(DemoCommand.self, "--profile").profile == demo.profile)
+    #expect(try withShownDefault(DemoCommand.self, "--report").reportPath == demo.reportPath)
   }
 
   /// README.md's command-line block shows each command's usage on one line.
