@@ -194,7 +194,7 @@ struct ConfigReader {
   static let taskKeys = ["id", "kind", "every", "budget", "requiresNetwork", "requiresExternalPower", "sources"]
   static let sourceKeys = [
     "name", "url", "urls", "feed", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly", "charset",
-    "notifyWhen", "notifyVia", "history",
+    "notifyWhen", "notifyVia", "history", "sitemap", "sitemapFilter",
   ]
   static let fieldKeys = ["css", "pointer", "jsonld", "meta", "attr", "all", "type", "regex", "trim", "default", "required"]
   static let crawlKeys = ["follow", "sameHost", "allowedDomains", "include", "exclude", "maxDepth", "maxPages", "revisitAfter"]
@@ -348,8 +348,8 @@ struct ConfigReader {
       if m["url"] != nil || m["urls"] != nil { problem(join(path, "feed"), "give \"feed\" or \"url\"/\"urls\", not both") }
       else if !URLs.isFetchable(f) { problem(join(path, "feed"), "not an absolute http(s) URL: \"\(f)\"") }
     }
-    if m["url"] == nil && m["urls"] == nil && m["feed"] == nil {
-      problem(join(path, "url"), "missing: give \"url\", \"urls\" or \"feed\"")
+    if m["url"] == nil && m["urls"] == nil && m["feed"] == nil && m["sitemap"] == nil {
+      problem(join(path, "url"), "missing: give \"url\", \"urls\", \"feed\" or \"sitemap\"")
     }
     for (i, u) in urls.enumerated() where !URLs.isFetchable(u) {
       let where_ = m["url"] != nil && i == 0 ? join(path, "url") : "\(join(path, "urls"))[\(m["url"] != nil ? i - 1 : i)]"
@@ -367,6 +367,9 @@ struct ConfigReader {
       urls = [f]
       format = .feed
     }
+    // Named sitemaps are start URLs too (told from pages by their URL).
+    let sitemap = sitemapSettings(m, at: path, format: format)
+    if case .urls(let named)? = sitemap.location { urls += named.filter { !urls.contains($0) } }
     if format == .feed {
       for key in ["extract", "match", "items", "key", "crawl"] where m[key] != nil {
         problem(join(path, key), "\"\(key)\" does not apply to feed sources (their fields are fixed)")
@@ -417,6 +420,8 @@ struct ConfigReader {
         problem(join(path, "charset"), "unknown charset \"\(label)\"\(hint)")
       }
     }
+    source.sitemap = sitemap.location
+    source.sitemapFilter = sitemap.filter
     sourceNotifySettings(m, at: path, into: &source)
     return name == nil ? nil : source
   }

@@ -67,8 +67,15 @@ extension Source {
     if format == .feed && urls.count == 1 {
       m.append(("feed", .string(urls[0])))
     } else {
-      if urls.count == 1 { m.append(("url", .string(urls[0]))) } else { m.append(("urls", .array(urls.map(JSONValue.string)))) }
+      // Named sitemaps are start URLs too: written as `sitemap` only.
+      let (pages, sitemapMembers) = self.sitemapMembers
+      if pages.count == 1 {
+        m.append(("url", .string(pages[0])))
+      } else if !pages.isEmpty || sitemap == nil {
+        m.append(("urls", .array(pages.map(JSONValue.string))))
+      }
       if format != .html { m.append(("format", .string(format.rawValue))) }
+      m += sitemapMembers
     }
     if let charset { m.append(("charset", .string(charset))) }
     if !fields.isEmpty { m.append(("extract", .object(fields.map { ($0.name, $0.rule.jsonValue(format: format)) }))) }

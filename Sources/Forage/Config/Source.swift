@@ -50,6 +50,17 @@ public struct Source: Sendable, Hashable {
   public var notifyVia: [String]? = nil
   /// How long this source's change history is kept; nil keeps all of it.
   public var history: HistoryRetention? = nil
+  /// Where this source's sitemaps are (see ``SitemapLocation``); nil: it
+  /// reads none. Each page a sitemap lists is put on the source's frontier
+  /// one link away from the sitemap, newest `lastmod` first, and read with
+  /// the source's rules; a page whose `lastmod` is older than its last
+  /// fetch is not fetched again. Sitemap indexes are followed down to
+  /// ``Sitemap/maxLevels`` levels.
+  public var sitemap: SitemapLocation? = nil
+  /// A regular expression (`NSRegularExpression`) a sitemap entry's URL
+  /// must match, anywhere in it, to be fetched; nil takes every entry. It
+  /// applies to pages, not to the sitemaps an index lists.
+  public var sitemapFilter: String? = nil
 
   public init(
     name: String, urls: [String], format: SourceFormat = .html,

@@ -22,6 +22,8 @@ final class CompiledSource: Sendable {
   let follow: Selector?
   let include: [NSRegularExpression]
   let exclude: [NSRegularExpression]
+  /// `sitemapFilter`, compiled.
+  let sitemapFilter: NSRegularExpression?
   /// Hosts of the start URLs (for `sameHost`).
   let startHosts: Set<String>
   let canonicalizer: URLCanonicalizer
@@ -53,6 +55,7 @@ final class CompiledSource: Sendable {
     self.follow = source.crawl.flatMap { reader.selector($0.follow, at: "\(path).crawl.follow") }
     self.include = (source.crawl?.include ?? []).compactMap { reader.regex($0, at: "\(path).crawl.include") }
     self.exclude = (source.crawl?.exclude ?? []).compactMap { reader.regex($0, at: "\(path).crawl.exclude") }
+    self.sitemapFilter = CompiledSource.checkSitemap(source, at: path, reader: &reader)
     for (i, u) in source.urls.enumerated() where !URLs.isFetchable(u) {
       reader.problem("\(path).urls[\(i)]", "not an absolute http(s) URL: \"\(u)\"")
     }

@@ -52,6 +52,10 @@ final class PageContext: Sendable {
   let deadline: ContinuousClock.Instant
   /// Where notable changes go; nil when the config has no channels.
   let router: NotificationRouter?
+  /// Which frontier entries are sitemaps, and where more are found.
+  let sitemapPlan: SitemapPlan
+  /// Origins whose robots.txt `Sitemap:` lines this launch has read.
+  let robotsOriginsRead = Locked<Set<String>>([])
 
   /// The date of what is stored (the job's clock).
   let now: @Sendable () -> Date
@@ -67,30 +71,54 @@ final class PageContext: Sendable {
     self.run = run
     self.deadline = deadline
     self.router = router
+    self.sitemapPlan = SitemapPlan(source)
   }
 
   var crawlScope: CrawlScope? { source.source.crawl }
 
   /// Fetches and processes one frontier entry. Never throws: every outcome
-  /// is a commit.
+  /// is a commit. A start URL of a source with sitemaps also puts the
+  /// sitemaps it leads to on the frontier (see `sitemapsFound(from:)`).
   ///
   /// - Parameter previous: the page as stored by an earlier fetch, if any.
   func process(_ item: FrontierItem, previous: PageRecord?) async -> ProcessedPage {
+    let sitemapLevel = sitemapPlan.level(of: item)
+    var processed = await process(item, previous: previous, sitemapLevel: sitemapLevel)
+    if item.depth == 0, sitemapLevel == nil, source.source.sitemap != nil, processed.kind != .deferred,
+      let url = WebURL(item.url)
+    {
+      let found = await sitemapsFound(from: url)
+      processed.commit.discovered += found.seeds
+      processed.warnings += found.warnings
+    }
+    return processed
+  }
+
+  private func process(_ item: FrontierItem, previous: PageRecord?, sitemapLevel: Int?) async -> ProcessedPage {
     let now = self.now()
     guard let url = WebURL(item.url) else {
       return ProcessedPage(
         commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts)), kind: .failed,
         warnings: ["\(item.url): not a valid URL"])
     }
-    // A page younger than revisitAfter is not fetched again: its stored
-    // links still expand this crawl.
-    if let previous, let scope = crawlScope, previous.status == 200,
-       now.timeIntervalSince(previous.fetchedAt) < scope.revisitAfter.seconds {
-      return ProcessedPage(
-        commit: commit(item, .done, discovered: seeds(fromStored: previous.links, depth: item.depth), keepsRecords: true),
-        kind: .fresh)
+    // A sitemap is read whole every time (its pages are not kept, only put
+    // on the frontier), so it is neither skipped nor asked for conditionally.
+    if sitemapLevel == nil, let previous, previous.status == 200 {
+      // A page younger than revisitAfter is not fetched again: its stored
+      // links still expand this crawl.
+      if let scope = crawlScope, now.timeIntervalSince(previous.fetchedAt) < scope.revisitAfter.seconds {
+        return ProcessedPage(
+          commit: commit(item, .done, discovered: seeds(fromStored: previous.links, depth: item.depth), keepsRecords: true),
+          kind: .fresh)
+      }
+      // Nor is a page its sitemap says has not changed since it was fetched.
+      if let lastModified = item.lastModified, lastModified < previous.fetchedAt {
+        return ProcessedPage(
+          commit: commit(item, .done, discovered: seeds(fromStored: previous.links, depth: item.depth), keepsRecords: true),
+          kind: .fresh)
+      }
     }
-    let validators = previous.flatMap { p -> Validators? in
+    let validators = sitemapLevel != nil ? nil : previous.flatMap { p -> Validators? in
       guard p.status == 200, p.etag != nil || p.lastModified != nil else { return nil }
       return Validators(etag: p.etag, lastModified: p.lastModified)
     }
@@ -102,9 +130,11 @@ final class PageContext: Sendable {
       redirectScope = { @Sendable url in PageContext.inScope(url, source: source, depth: 0) }
     }
     let outcome = await fetcher.fetch(
-      url, settings: settings, validators: validators, deadline: deadline, scope: redirectScope)
+      url, settings: sitemapLevel == nil ? settings : sitemapSettings, validators: validators, deadline: deadline,
+      scope: redirectScope)
     switch outcome {
     case .fetched(let response):
+      if let sitemapLevel { return processSitemap(response, item: item, level: sitemapLevel, now: now) }
       return processResponse(response, item: item, now: now)
     case .notModified(let response):
       var page = previous ?? PageRecord(url: item.url, fingerprint: item.fingerprint, status: 200, fetchedAt: now)
@@ -138,6 +168,12 @@ final class PageContext: Sendable {
     case .failed(let error):
       if error.kind == .cancelled || Task.isCancelled {
         return ProcessedPage(commit: commit(item, .deferred), kind: .deferred)
+      }
+      if sitemapLevel != nil && error.kind == .bodyTooLarge {
+        // Served uncompressed past the protocol's limit: asking again gives the same.
+        return ProcessedPage(
+          commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts)), kind: .failed,
+          warnings: ["sitemap \(item.url): \(error)"])
       }
       return ProcessedPage(
         commit: commit(item, .failed(permanent: false, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
