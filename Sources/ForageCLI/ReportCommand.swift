@@ -1,0 +1,98 @@
+import Foundation
+import Forage
+import ForageStore
+
+/// `forage report`: the store as one self-contained HTML page.
+struct ReportCommand: Command {
+  static let name = "report"
+  static let abstract = "Write an HTML report: launches, freshness, changes, errors."
+  static let arguments: [Argument] = [
+    .option("--store", "PATH", "The SQLite file to read.", required: true),
+    .option("--config", "FILE", "Also list the config's tasks and sources, and forecast freshness with the simulator."),
+    .option(
+      "--out", "FILE",
+      "The HTML file to write. An existing regular file is replaced only once the report is complete; a folder, "
+        + "a device or the store itself is refused (exit 2) and nothing is touched.",
+      required: true),
+  ]
+  static let discussion = """
+    Writes one HTML file with inline CSS and SVG (no script, no outside
+    files, no links), readable on a phone or a desktop, light or dark: a
+    timeline of each task's launches over the last days (completed, stopped
+    by budget, interrupted, failed, unfinished); how old each source's data
+    was across launches; recent changes with their field differences;
+    errors grouped by cause; pages per launch and time per page per source;
+    the notification outbox (pending, retrying, delivered, dead and why).
+    With --config, also a freshness forecast: 3 simulated days on the
+    commuter profile, seed 1. Device conditions at each launch are not
+    recorded in the store yet; the timeline says so.
+    Every stored text (titles, keys, URLs, errors) is escaped: it shows as
+    text and cannot add markup.
+    """
+  static let notes = """
+    Exit status: 0 written, 1 the store could not be read, 2 bad input (no
+    store, a bad config, an --out that is not a file to write; nothing is
+    written).
+    """
+
+  var store: String
+  var config: String?
+  var outFile: String
+
+  init(_ args: inout ArgumentList) throws(UsageError) {
+    // Required: the parser has refused a command line without them.
+    guard let s = try args.option("--store") else { throw UsageError("missing --store PATH") }
+    store = s
+    config = try args.option("--config")
+    guard let o = try args.option("--out") else { throw UsageError("missing --out FILE") }
+    outFile = o
+    try args.expectNoMore()
+  }
+
+  func run(_ out: Terminal) async -> ExitStatus {
+    guard FileManager.default.fileExists(atPath: store) || store.contains("://") else {
+      out.error("forage report: no store at \(store)")
+      return .badInput
+    }
+    var loaded: ForageConfig?
+    if let config {
+      guard let c = loadConfig(config, out) else { return .badInput }
+      loaded = c
+    }
+    // Check the output before opening anything: a folder, a device or the
+    // store itself is refused with nothing touched.
+    let output: OutputFile
+    do { output = try OutputFile(path: outFile, protecting: OutputFile.protectingStore(store)) } catch {
+      out.error("forage report", error)
+      return .badInput
+    }
+    let opened: any Store
+    do { opened = try Engine.openStore(store) } catch {
+      out.error("forage report", error)
+      return .badInput
+    }
+    let html: String
+    do {
+      var options = HTMLReport.Options()
+      options.subtitle = store
+      html = try await HTMLReport.render(store: opened, config: loaded, options: options)
+    } catch {
+      try? await opened.close()
+      out.error("forage report", error)
+      return .jobFailed
+    }
+    try? await opened.close()
+    // The page goes to a new file beside the target that replaces it only
+    // when complete: a failed write leaves the previous file as it was.
+    do {
+      let writer = try output.open()
+      try writer.write(html)
+      try writer.commit()
+    } catch {
+      out.error("forage report", error)
+      return .jobFailed
+    }
+    out.note("wrote \(output.path) (\((html.utf8.count + 1023) / 1024) KB)")
+    return .ok
+  }
+}
