@@ -17,6 +17,9 @@
 #   profile  device profile files (DeviceProfile.decode)                         ProfileFuzz.swift
 #   encoding the Encoding Standard's decoders and labels: valid UTF-8 out,
 #            bounded output, no CR                                               EncodingFuzz.swift
+#   sitemap  sitemap files (urlset, index, text, feed; entry limit, loc form),
+#            lastmod dates, and the inflater (gzip and raw DEFLATE: output
+#            limit, a smaller limit gives a prefix, stored round trip)           SitemapFuzz.swift
 #
 # Everything is written under .build/fuzz/: modules/ holds the Forage modules
 # compiled with the sanitizers (rebuilt when their sources change), and each
@@ -29,7 +32,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 script=Fuzz/run-fuzz.sh
 
-targets=(html url robots json units http profile encoding)
+targets=(html url robots json units http profile encoding sitemap)
 target=html
 if [ $# -gt 0 ] && ! [[ "$1" =~ ^[0-9]+$ ]]; then
   target="$1"
@@ -108,7 +111,7 @@ build_target() {
   local file
   case "$t" in
     url) file=URLFuzz ;; robots) file=RobotsFuzz ;; json) file=JSONFuzz ;; units) file=UnitsFuzz ;;
-    http) file=HTTPFuzz ;; profile) file=ProfileFuzz ;;
+    http) file=HTTPFuzz ;; profile) file=ProfileFuzz ;; sitemap) file=SitemapFuzz ;;
   esac
   order=()
   local m i libs=()
@@ -226,6 +229,30 @@ PY
           >"$corpus/seed-$k"
       done
       printf 'Shift_JIS\n' >"$corpus/seed-label"
+      ;;
+    sitemap)
+      printf '%s' '<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"><url><loc>https://example.com/a?x=1&amp;y=2</loc><lastmod>2024-05-01T10:20:30+02:00</lastmod><image:image><image:loc>https://cdn.example.com/1.jpg</image:loc></image:image></url><url><loc><![CDATA[/b]]></loc><lastmod>2024-05</lastmod></url></urlset>' \
+        >"$corpus/seed-urlset"
+      printf '%s' '<sitemapindex><sitemap><loc>https://example.com/s1.xml.gz</loc><lastmod>2024</lastmod></sitemap><sitemap><loc>https://example.com/s2.xml</loc></sitemap></sitemapindex>' \
+        >"$corpus/seed-index"
+      printf '\xef\xbb\xbf  <!-- c --><sm:urlset><url><loc>https://example.com/1</loc>\n<url><loc>https://example.com/&eacute;</lastmod></url><url><lastmod>x</lastmod></url><url><loc>https://exa' \
+        >"$corpus/seed-broken"
+      printf 'https://example.com/a\r\n\nhttps://example.com/b\nnot a url\n' >"$corpus/seed-text"
+      printf '%s' '<rss version="2.0"><channel><item><link>https://example.com/n</link><pubDate>Wed, 01 May 2024 10:00:00 GMT</pubDate></item></channel></rss>' \
+        >"$corpus/seed-feed"
+      if command -v python3 >/dev/null; then
+        # Compressed seeds: gzip of a urlset at two levels, and raw DEFLATE.
+        python3 - "$corpus" <<'PY'
+import os, sys, zlib
+corpus = sys.argv[1]
+doc = b"<urlset>" + b"".join(b"<url><loc>https://example.com/p/%d</loc><lastmod>2024-05-%02d</lastmod></url>" % (n, n % 28 + 1) for n in range(60)) + b"</urlset>"
+for level in (1, 9):
+    c = zlib.compressobj(level, zlib.DEFLATED, 31)
+    open(os.path.join(corpus, "seed-gzip-%d" % level), "wb").write(c.compress(doc) + c.flush())
+c = zlib.compressobj(6, zlib.DEFLATED, -15, 8, zlib.Z_FIXED)
+open(os.path.join(corpus, "seed-deflate-fixed"), "wb").write(c.compress(doc) + c.flush())
+PY
+      fi
       ;;
     profile)
       printf '%s' '{"name": "night-nurse", "appOpens": [{"at": "19:30", "jitter": "20m", "session": "5m", "probability": 0.9}], "screenSessions": [{"at": "03:00", "jitter": "1h", "session": "10m"}], "charging": [{"from": "09:00", "to": "15:00", "jitter": "30m"}], "network": {"default": "wifi", "windows": [{"from": "18:30", "to": "19:15", "network": "cellular"}]}, "lowPowerMode": [{"from": "04:00", "to": "07:00", "probability": 0.2}], "backgroundAppRefresh": "available", "forceQuitProbability": 0.05}' \

@@ -432,7 +432,8 @@ private func parse(_ text: String, max: Int = Sitemap.maxURLs) -> SitemapDocumen
       """
       {"name": "a", "sitemap": "https://example.com/sitemap.xml", "sitemapFilter": "/product/", "extract": {"t": "h1"}},
       {"name": "b", "url": "https://example.com/", "sitemap": "robots", "extract": {"t": "h1"}},
-      {"name": "c", "url": "https://example.com/start", "sitemap": ["https://example.com/s1.xml", "https://example.com/s2.xml.gz"]}
+      {"name": "c", "url": "https://example.com/start", "sitemap": ["https://example.com/s1.xml", "https://example.com/s2.xml.gz"]},
+      {"name": "d", "urls": ["https://example.com/", "https://example.org/"], "sitemap": "robots", "sitemapFilter": "x"}
       """)
     let a = config.sources[0]
     #expect(a.urls == ["https://example.com/sitemap.xml"])

@@ -71,7 +71,7 @@ extension Source {
       let (pages, sitemapMembers) = self.sitemapMembers
       if pages.count == 1 {
         m.append(("url", .string(pages[0])))
-      } else if !pages.isEmpty || sitemap == nil {
+      } else if !pages.isEmpty || !sitemapsAreStartURLs {
         m.append(("urls", .array(pages.map(JSONValue.string))))
       }
       if format != .html { m.append(("format", .string(format.rawValue))) }

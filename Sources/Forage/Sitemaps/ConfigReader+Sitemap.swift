@@ -48,6 +48,12 @@ extension JSONValue {
 }
 
 extension Source {
+  /// True when the source names its sitemaps (which are then start URLs).
+  var sitemapsAreStartURLs: Bool {
+    if case .urls? = sitemap { return true }
+    return false
+  }
+
   /// The `sitemap` and `sitemapFilter` members of the source's config JSON;
   /// `urls` are its start URLs without the named sitemaps.
   var sitemapMembers: (urls: [String], members: [(key: String, value: JSONValue)]) {

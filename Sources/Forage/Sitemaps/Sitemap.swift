@@ -18,7 +18,7 @@ public enum Sitemap {
   /// `fetch.maxBodySize` says, so a compressed file cannot be larger either.
   public static let maxBytes = 52_428_800
   /// Levels of sitemap files: a sitemap index (level 1) may list indexes
-  /// (level 2) that list indexes (level 3); an index found at level 3 is
+  /// (level 2) that list urlsets (level 3); an index found at level 3 is
   /// not followed.
   public static let maxLevels = 3
 }

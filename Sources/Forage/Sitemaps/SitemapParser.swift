@@ -165,8 +165,11 @@ enum SitemapParser {
     var i: Int
     let maxEntries: Int
     var document = SitemapDocument(kind: .unknown(""))
-    /// Open elements' local names, lowercased (the root first).
+    /// Open elements' local names, lowercased (the root first); no more
+    /// than `maxOpen` (a sitemap nests four deep; a deeper document is
+    /// broken, and its end tags are not worth matching).
     var open: [String] = []
+    static let maxOpen = 32
     /// The index in `open` of the `<url>`/`<sitemap>` being read, if any.
     var entryLevel: Int?
     var loc: String?
@@ -263,7 +266,7 @@ enum SitemapParser {
           document.cutAtEntryLimit = true
           return false
         }
-        if !selfClosing {
+        if !selfClosing && open.count < Scanner.maxOpen {
           entryLevel = open.count
           open.append(name)
         }
@@ -275,7 +278,7 @@ enum SitemapParser {
           text.removeAll(keepingCapacity: true)
         }
       }
-      if !selfClosing { open.append(name) }
+      if !selfClosing && open.count < Scanner.maxOpen { open.append(name) }
       return true
     }
 
