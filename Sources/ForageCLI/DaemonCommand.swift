@@ -59,6 +59,7 @@ struct DaemonCommand: Command {
     let started = SignalBox()
     // The daemon runs until its task is cancelled (a signal); then running
     // launches expire, get the grace, and save their place.
+    let throttle = ProgressThrottle(out)
     let running = Task {
       try await engine.runDaemon(conditions: conditions) { event in
         switch event {
@@ -81,6 +82,11 @@ struct DaemonCommand: Command {
           }
         case .message(let line):
           out.error("forage: \(line)")
+        case .progress(let task, let summary):
+          // The launch's own clock: its summary says how long it has run.
+          throttle.update(
+            summary, label: task.id, budget: task.budget,
+            since: ContinuousClock.now - .milliseconds(Int64(summary.seconds * 1000)))
         case .notifications(let report):
           for problem in report.problems.prefix(5) { out.error("forage daemon: notification: \(problem)") }
           out.error(

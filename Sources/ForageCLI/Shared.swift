@@ -81,13 +81,17 @@ final class ProgressThrottle: Sendable {
     self.budget = budget
   }
 
-  func update(_ s: RunSummary) {
+  /// Redraws the line (at most ten times a second), after `label` when
+  /// given (the task of a daemon's launch), timed from `since` (the launch's
+  /// start; default: this throttle's).
+  func update(_ s: RunSummary, label: String? = nil, budget: Duration? = nil, since: ContinuousClock.Instant? = nil) {
     guard out.drawsProgress else { return }
     last.withLock { last in
       let now = ContinuousClock.now
       guard now - last >= .milliseconds(100) else { return }
       last = now
-      out.progress(progressLine(s, elapsed: now - started, budget: budget))
+      let line = progressLine(s, elapsed: now - (since ?? started), budget: budget ?? self.budget)
+      out.progress(label.map { "\($0): \(line)" } ?? line)
     }
   }
 }

@@ -135,10 +135,17 @@ struct SimulateCommand: Command {
       return .ok
     }
     let result: SimulationResult
+    let throttle = ProgressThrottle(out)
     do {
       result = try await Engine.simulate(
         config: loaded, store: opened, profile: device, days: Double(days), seed: seed, live: live,
-        log: SchedulerLog { out.error("forage simulate: \($0)") })
+        log: SchedulerLog { out.error("forage simulate: \($0)") },
+        progress: { task, summary in
+          throttle.update(
+            summary, label: task.id, budget: task.budget,
+            since: ContinuousClock.now - .milliseconds(Int64(summary.seconds * 1000)))
+        })
+      out.clearProgress()
     } catch {
       out.error("forage simulate", error)
       try? await opened?.close()

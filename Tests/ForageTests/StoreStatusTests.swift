@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ForageHTTP
 import ForageStore
+import ForageSupport
 import ForageTestSupport
 @testable import Forage
 
@@ -81,5 +82,27 @@ import ForageTestSupport
     ])
     #expect(groups.map(\.cause) == ["HTTP 500", "timed out after 10 s"])
     #expect(groups[0].count == 2 && groups[0].firstURL == "https://a.example/1")
+  }
+}
+
+@Suite struct LaunchProgressTests {
+  @Test func test_progress_carriesTheTimeSoFar_andReachesATaskRunnersCaller() async throws {
+    let shop = try ChangingShop()
+    defer { shop.server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    var config = shop.config([])
+    config.tasks = [TaskDefinition(id: "t", kind: .appRefresh, budget: .seconds(20), sources: ["shop"])]
+    let seen = Locked<[RunSummary]>([])
+    _ = try await Engine.simulate(
+      config: config, store: store, profile: .commuter, days: 1, seed: 1, live: true,
+      progress: { task, summary in
+        #expect(task.id == "t")
+        seen.withLock { $0.append(summary) }
+      })
+    let summaries = seen.withLock { $0 }
+    #expect(!summaries.isEmpty)
+    #expect(summaries.allSatisfy { $0.seconds > 0 && $0.outcome == .running })
+    #expect(summaries.contains { $0.pagesFetched > 0 })
   }
 }

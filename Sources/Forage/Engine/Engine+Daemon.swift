@@ -17,6 +17,8 @@ public enum DaemonEvent: Sendable {
   case launchFinished(task: TaskDefinition, plan: LaunchPlan, summary: RunSummary?)
   /// A line from the scheduler or the task runner (a refused resubmission).
   case message(String)
+  /// A running launch committed: its running totals (for a live line).
+  case progress(task: TaskDefinition, summary: RunSummary)
   /// The daemon's own delivery round (beside the launches' ones) delivered,
   /// failed or gave up on notifications.
   case notifications(Notifier.Report)
@@ -49,9 +51,10 @@ extension Engine {
     events: @escaping @Sendable (DaemonEvent) -> Void
   ) async throws {
     let log = SchedulerLog { events(.message($0)) }
-    let runner = TaskRunner(config: config, store: store, transport: transport, log: log) { task, plan, summary in
-      events(.launchFinished(task: task, plan: plan, summary: summary))
-    }
+    let runner = TaskRunner(
+      config: config, store: store, transport: transport, log: log,
+      onFinish: { task, plan, summary in events(.launchFinished(task: task, plan: plan, summary: summary)) },
+      progress: { task, summary in events(.progress(task: task, summary: summary)) })
     let pending = try await StorePendingRequests(store: store)
     let legacy = legacyPendingFile ?? (store as? SQLiteStore).flatMap { $0.path == ":memory:" ? nil : $0.path + ".pending.json" }
     if let legacy {

@@ -32,11 +32,14 @@ extension Engine {
   ///   - log: where submission problems and scheduler notes go.
   ///   - launchStarts: in live mode, called with the virtual time as each
   ///     launch starts (a demo site can show that moment's pages).
+  ///   - progress: in live mode, called as a launch's job commits, with the
+  ///     task and its running totals.
   /// - Throws: store errors (live mode only).
   public static func simulate(
     config: ForageConfig, store: (any Store)?, profile: DeviceProfile, days: Double, seed: UInt64 = 0,
     live: Bool = false, transport: (any Transport)? = nil, log: SchedulerLog = .silent,
-    launchStarts: (@Sendable (Date) -> Void)? = nil
+    launchStarts: (@Sendable (Date) -> Void)? = nil,
+    progress: (@Sendable (TaskDefinition, RunSummary) -> Void)? = nil
   ) async throws -> SimulationResult {
     let scheduler = SimulatedScheduler(
       device: profile, policy: TaskRunner.policy(SchedulingPolicy(), for: config),
@@ -48,7 +51,7 @@ extension Engine {
       // the simulated days.
       let runner = TaskRunner(
         config: config, store: store, transport: transport ?? Engine.defaultTransport(), log: log,
-        dates: { scheduler.now })
+        dates: { scheduler.now }, progress: progress)
       runner.register(on: scheduler) {
         let now = scheduler.now
         launchStarts?(now)

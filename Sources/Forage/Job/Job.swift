@@ -105,6 +105,14 @@ public final class Job: Sendable {
         "the budget (\(Units.format(budget))) is not longer than the stop margin (\(Units.format(Defaults.stopMargin))): "
           + "no request could start")
     }
+    // Running totals carry the time so far (a live line's rate).
+    let timed = progress.map { report in
+      { @Sendable (s: RunSummary) in
+        var s = s
+        s.seconds = (ContinuousClock.now - started).seconds
+        report(s)
+      }
+    }
     // Notifications go out while the crawl runs, woken by each commit that
     // queued some, and stop at the budget's margin whatever they are doing.
     let delivery = notifier.map { DeliveryLoop(notifier: $0, until: deadline - Defaults.stopMargin) }
@@ -112,7 +120,7 @@ public final class Job: Sendable {
       try await withTaskCancellationHandler {
         try await launch(
           compiled, run: runID, deadline: deadline, concurrencyLimit: concurrencyLimit, stop: stop, summary: &summary,
-          delivery: delivery, progress: progress)
+          delivery: delivery, progress: timed)
       } onCancel: {
         delivery?.cancel()
       }

@@ -25,6 +25,8 @@ public struct TaskRunner: Sendable {
   let onFinish: (@Sendable (TaskDefinition, LaunchPlan, RunSummary?) -> Void)?
   /// The date of what launches store (the wall clock, or a simulator's).
   let dates: @Sendable () -> Date
+  /// Called as a launch's job commits, with its running totals.
+  let progress: (@Sendable (TaskDefinition, RunSummary) -> Void)?
 
   /// - Parameters:
   ///   - log: where the runner reports what goes wrong outside a job (a
@@ -35,12 +37,16 @@ public struct TaskRunner: Sendable {
   ///   - dates: the date of what launches store: the wall clock, or a
   ///     simulated scheduler's virtual one (its history then reads in
   ///     simulated time).
+  ///   - progress: called as a launch's job commits, with its running
+  ///     totals (a live progress line).
   public init(
     config: ForageConfig, store: any Store, transport: any Transport, log: SchedulerLog = .silent,
     onFinish: (@Sendable (TaskDefinition, LaunchPlan, RunSummary?) -> Void)? = nil,
-    dates: @escaping @Sendable () -> Date = { Date() }
+    dates: @escaping @Sendable () -> Date = { Date() },
+    progress: (@Sendable (TaskDefinition, RunSummary) -> Void)? = nil
   ) {
     self.dates = dates
+    self.progress = progress
     self.config = config
     self.store = store
     self.transport = transport
@@ -114,9 +120,11 @@ public struct TaskRunner: Sendable {
     }
     let job = Job(config: config, store: store, transport: transport, now: dates)
     do {
+      let progress = self.progress
       let summary = try await job.run(
         sources: plan.sources, task: task.id, budget: background.remainingBudget,
-        concurrencyLimit: plan.concurrencyLimit, recoveringClaims: false)
+        concurrencyLimit: plan.concurrencyLimit, recoveringClaims: false,
+        progress: progress.map { report in { @Sendable summary in report(task, summary) } })
       let refreshed = TaskRunner.refreshedSources(summary)
       background.reportRefreshed(sources: refreshed)
       // A processing task has minutes: the maintenance step (pruning the
