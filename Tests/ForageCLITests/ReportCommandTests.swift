@@ -117,7 +117,7 @@ let chromiumPath = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first {
   private func run(_ path: String, _ arguments: [String]) throws -> CommandResult {
     let errors = TemporaryDirectory()
     let errorFile = errors.file("stderr")
-    FileManager.default.createFile(atPath: errorFile, contents: nil)
+    _ = FileManager.default.createFile(atPath: errorFile, contents: nil)
     let p = Process()
     p.executableURL = URL(fileURLWithPath: path)
     p.arguments = arguments

@@ -19,8 +19,8 @@ import ForageTestSupport
   @Test func test_config_feedWithURLOrRules_isRefused() {
     #expect(problems(#"{"sources": [{"name": "n", "feed": "https://e.com/rss", "url": "https://e.com/"}]}"#).map(\.description)
       == [#"sources[0].feed: give "feed" or "url"/"urls", not both"#])
-    #expect(problems(#"{"sources": [{"name": "n", "feed": "https://e.com/rss", "extract": {"t": "h1"}}]}"#).map(\.description)
-      == [#"sources[0].extract: "extract" does not apply to feed sources (their fields are fixed)"#])
+    #expect(problems(#"{"sources": [{"name": "n", "feed": "https://e.com/rss", "items": "item"}]}"#).map(\.description)
+      == [#"sources[0].items: "items" does not apply to feed sources (their fields are fixed)"#])
     #expect(problems(#"{"sources": [{"name": "n", "feed": "ftp://e.com/rss"}]}"#).map(\.description)
       == [#"sources[0].feed: not an absolute http(s) URL: "ftp://e.com/rss""#])
   }

@@ -196,7 +196,9 @@ struct ConfigReader {
     "name", "url", "urls", "feed", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly", "charset",
     "notifyWhen", "notifyVia", "history", "sitemap", "sitemapFilter",
   ]
-  static let fieldKeys = ["css", "pointer", "jsonld", "meta", "attr", "all", "type", "regex", "trim", "default", "required"]
+  static let fieldKeys = [
+    "css", "pointer", "path", "jsonld", "meta", "attr", "all", "type", "regex", "trim", "default", "required",
+  ]
   static let crawlKeys = ["follow", "sameHost", "allowedDomains", "include", "exclude", "maxDepth", "maxPages", "revisitAfter"]
 
   mutating func config(_ json: JSONValue) -> ForageConfig? {
@@ -371,8 +373,15 @@ struct ConfigReader {
     let sitemap = sitemapSettings(m, at: path, format: format)
     if case .urls(let named)? = sitemap.location { urls += named.filter { !urls.contains($0) } }
     if format == .feed {
-      for key in ["extract", "match", "items", "key", "crawl"] where m[key] != nil {
+      for key in ["match", "items", "key", "crawl"] where m[key] != nil {
         problem(join(path, key), "\"\(key)\" does not apply to feed sources (their fields are fixed)")
+      }
+      if case .object(let fields)? = m["extract"] {
+        for (field, _) in fields where Extractor.feedFields.contains(field) {
+          problem(
+            join(join(path, "extract"), field),
+            "\"\(field)\" is one of a feed's own fields; give the extension field another name")
+        }
       }
     }
     var source = Source(name: name ?? "", urls: urls, format: format)
@@ -427,9 +436,9 @@ struct ConfigReader {
   }
 
   mutating func fieldRule(_ v: JSONValue, at path: String, format: SourceFormat) -> FieldRule? {
-    let selectorKey = format == .json ? "pointer" : "css"
+    let selectorKey = format == .json ? "pointer" : format == .feed ? "path" : "css"
     if case .string(let s) = v {
-      if format == .json { pointer(s, at: path) } else { selector(s, at: path) }
+      checkSelector(s, at: path, format: format)
       return FieldRule(s)
     }
     guard let m = members(v, at: path, allowed: ConfigReader.fieldKeys) else { return nil }
@@ -441,9 +450,8 @@ struct ConfigReader {
       for key in ["jsonld", "meta"] where m[key] != nil {
         problem(join(path, key), "\"\(key)\" reads HTML pages; it does not apply to \(format.rawValue) sources")
       }
-      let otherKey = format == .json ? "css" : "pointer"
-      if m[otherKey] != nil {
-        let also = format == .html ? " (a \"pointer\" goes with \"jsonld\", inside a JSON-LD node)" : ""
+      for otherKey in ["css", "pointer", "path"] where otherKey != selectorKey && m[otherKey] != nil {
+        let also = format == .html && otherKey == "pointer" ? " (a \"pointer\" goes with \"jsonld\", inside a JSON-LD node)" : ""
         problem(join(path, otherKey), "\"\(otherKey)\" does not apply to \(format.rawValue) sources; use \"\(selectorKey)\"\(also)")
       }
       guard let sel = string(m[selectorKey], at: join(path, selectorKey), nonEmpty: format == .html) else {
@@ -453,10 +461,10 @@ struct ConfigReader {
         }
         return nil
       }
-      if format == .json { pointer(sel, at: join(path, selectorKey)) } else { selector(sel, at: join(path, selectorKey)) }
+      checkSelector(sel, at: join(path, selectorKey), format: format)
       rule = FieldRule(sel)
       if let a = string(m["attr"], at: join(path, "attr")) {
-        if format == .json { problem(join(path, "attr"), "\"attr\" applies to HTML sources only") }
+        if format != .html { problem(join(path, "attr"), "\"attr\" applies to HTML sources only") }
         rule.attr = a
       }
     }
@@ -475,6 +483,17 @@ struct ConfigReader {
     rule.defaultValue = m["default"]
     rule.required = bool(m["required"], at: join(path, "required")) ?? false
     return rule
+  }
+
+  /// Checks a field's selector for its source's format: a CSS selector, a
+  /// JSON Pointer, or a feed's extension path (`itunes:image/@href`).
+  mutating func checkSelector(_ s: String, at path: String, format: SourceFormat) {
+    switch format {
+    case .html: selector(s, at: path)
+    case .json: pointer(s, at: path)
+    case .feed:
+      if case .failure(let why) = FeedPath.parse(s) { problem(path, "\(why)") }
+    }
   }
 
   /// The reading part of a `jsonld` or `meta` rule of an HTML source (its

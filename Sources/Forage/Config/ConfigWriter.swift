@@ -115,7 +115,7 @@ extension FieldRule {
       m = [("meta", .string(name))]
     case nil:
       if simple { return .string(selector) }
-      m = [(format == .json ? "pointer" : "css", .string(selector))]
+      m = [(format == .json ? "pointer" : format == .feed ? "path" : "css", .string(selector))]
     }
     if let attr { m.append(("attr", .string(attr))) }
     if all { m.append(("all", .bool(true))) }

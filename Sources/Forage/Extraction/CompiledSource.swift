@@ -13,6 +13,8 @@ final class CompiledSource: Sendable {
     var regex: NSRegularExpression?
     /// A `jsonld` or `meta` rule (HTML sources), in place of `selector`.
     var structured: StructuredField?
+    /// An extension path (feed sources), in place of `selector`.
+    var feedPath: FeedPath? = nil
   }
 
   let source: Source
@@ -43,6 +45,18 @@ final class CompiledSource: Sendable {
         CompiledSource.check(structured, rule: f.rule, format: source.format, at: at, reader: &reader)
         fields.append(CompiledField(
           name: f.name, rule: f.rule, selector: nil, regex: rx, structured: StructuredField(structured, pointer: f.rule.selector)))
+        continue
+      }
+      if source.format == .feed {
+        if Extractor.feedFields.contains(f.name) {
+          reader.problem(at, "\"\(f.name)\" is one of a feed's own fields; give the extension field another name")
+        }
+        switch FeedPath.parse(f.rule.selector) {
+        case .success(let path):
+          fields.append(CompiledField(name: f.name, rule: f.rule, selector: nil, regex: rx, feedPath: path))
+        case .failure(let problem):
+          reader.problem(at, "\(problem)")
+        }
         continue
       }
       let sel = source.format == .html ? reader.selector(f.rule.selector, at: at) : nil

@@ -9,12 +9,16 @@ extension Extractor {
   ]
 
   /// One record per entry of a feed; a malformed feed still yields its
-  /// readable entries, with one warning naming what was wrong.
-  static func extractFeed(_ body: [UInt8], url: WebURL, contentType: String?) -> Extraction {
+  /// readable entries, with one warning naming what was wrong. The source's
+  /// `extract` fields (extension paths) follow the fixed fields.
+  static func extractFeed(_ body: [UInt8], url: WebURL, contentType: String?, source: CompiledSource? = nil)
+    -> Extraction
+  {
     var out = Extraction()
     let feed: Feed
+    let extra = source?.fields.filter { $0.feedPath != nil } ?? []
     do {
-      feed = try Feed.parse(body, url: url, contentType: contentType)
+      feed = try Feed.parse(body, url: url, contentType: contentType, paths: extra.compactMap(\.feedPath))
     } catch {
       out.warnings.append("\(url.href): not a feed: \(error)")
       return out
@@ -23,13 +27,41 @@ extension Extractor {
       out.warnings.append("\(url.href): malformed feed (\(feed.problems.joined(separator: "; ")))")
     }
     var seen = Set<String>()
-    for entry in feed.entries {
+    entries: for entry in feed.entries {
       var key = recordKey(entry)
       // Two entries with one key: the later one is told apart by its position.
       if !seen.insert(key).inserted { key += "#\(seen.count)"; seen.insert(key) }
-      out.records.append(ExtractedRecord(key: key, fields: fields(entry)))
+      guard case .object(var members) = fields(entry) else { continue }
+      for f in extra {
+        let found = entry.extensions[f.feedPath!.description] ?? []
+        var value: JSONValue?
+        if f.rule.all {
+          let converted = found.compactMap { extensionValue($0, field: f, warnings: &out.warnings) }
+          value = converted.isEmpty ? nil : .array(converted)
+        } else if let first = found.first {
+          value = extensionValue(first, field: f, warnings: &out.warnings)
+        }
+        if let value {
+          members.append((f.name, value))
+        } else if let d = f.rule.defaultValue {
+          members.append((f.name, d))
+        } else if f.rule.required {
+          if out.warnings.count < 5 { out.warnings.append("\(url.href): required field \"\(f.name)\" has no value") }
+          continue entries
+        } else {
+          members.append((f.name, .null))
+        }
+      }
+      out.records.append(ExtractedRecord(key: key, fields: .object(members)))
     }
     return out
+  }
+
+  /// An extension value converted to its field's type (text through the
+  /// field's regex and trimming, as HTML fields are).
+  static func extensionValue(_ v: JSONValue, field f: CompiledSource.CompiledField, warnings: inout [String]) -> JSONValue? {
+    if case .string(let text) = v { return convert(text, field: f, warnings: &warnings) }
+    return ValueConversion.convert(v, to: f.rule.type)
   }
 
   /// An entry's identity: its guid or id, else its link, else a stable hash

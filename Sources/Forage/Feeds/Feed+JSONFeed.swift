@@ -4,7 +4,7 @@ extension Feed {
   /// Reads a JSON Feed 1.0 or 1.1 document.
   ///
   /// - SeeAlso: <https://www.jsonfeed.org/version/1.1/>
-  static func parseJSONFeed(_ bytes: [UInt8], url: WebURL) throws(FeedError) -> Feed {
+  static func parseJSONFeed(_ bytes: [UInt8], url: WebURL, paths: [FeedPath] = []) throws(FeedError) -> Feed {
     let json: JSONValue
     do {
       json = try JSONValue.parse(bytes)
@@ -64,6 +64,7 @@ extension Feed {
           entry.enclosures.append(FeedEnclosure(url: u, type: nonEmpty(a["mime_type"]?.stringValue), length: length))
         }
       }
+      for path in paths where path.pointer != nil { entry.extensions[path.description] = path.values(in: item) }
       feed.entries.append(entry)
     }
     return feed

@@ -22,15 +22,18 @@ extension Feed {
   ///   - bytes: the document as served.
   ///   - url: the feed's URL: relative links resolve against it (after `xml:base`).
   ///   - contentType: the HTTP `Content-Type`, for its charset only.
+  ///   - paths: extension data to read from each entry (``FeedEntry/extensions``).
   /// - Throws: `FeedError` when the document is no feed of a known format.
-  public static func parse(_ bytes: [UInt8], url: WebURL, contentType: String? = nil) throws(FeedError) -> Feed {
+  public static func parse(
+    _ bytes: [UInt8], url: WebURL, contentType: String? = nil, paths: [FeedPath] = []
+  ) throws(FeedError) -> Feed {
     var start = 0
     if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
     while start < bytes.count && (bytes[start] == 0x20 || bytes[start] == 0x0A || bytes[start] == 0x0D || bytes[start] == 0x09) {
       start += 1
     }
     if start < bytes.count && (bytes[start] == UInt8(ascii: "{") || bytes[start] == UInt8(ascii: "[")) {
-      return try parseJSONFeed(Array(bytes[start...]), url: url)
+      return try parseJSONFeed(Array(bytes[start...]), url: url, paths: paths)
     }
     let (utf8, encoding, decodingProblems) = FeedDecoding.decode(bytes, contentType: contentType)
     var reader = XMLReader(utf8: utf8)
@@ -43,15 +46,15 @@ extension Feed {
     case "rss", "channel":
       feed = Feed(format: .rss)
       feed.version = root.attribute("version")
-      readRSS(root, into: &feed)
+      readRSS(root, into: &feed, paths: paths)
     case "rdf":
       feed = Feed(format: .rdf)
-      readRSS(root, into: &feed)
+      readRSS(root, into: &feed, paths: paths)
     default:
       let is03 = root.namespace == atom03NS || (root.namespace != atom10NS && root.attribute("version") == "0.3")
       feed = Feed(format: is03 ? .atom03 : .atom)
       feed.version = is03 ? "0.3" : "1.0"
-      readAtom(root, into: &feed)
+      readAtom(root, into: &feed, paths: paths)
     }
     feed.encoding = encoding.rawValue
     feed.problems = decodingProblems + reader.problems
@@ -73,7 +76,7 @@ extension Feed {
 
   // MARK: - RSS 0.9x, 2.0 and 1.0
 
-  private static func readRSS(_ root: XMLElement, into feed: inout Feed) {
+  private static func readRSS(_ root: XMLElement, into feed: inout Feed, paths: [FeedPath]) {
     let channel = root.child("channel") ?? root
     feed.title = text(channel.child("title"))
     feed.link = link(text(channel.child("link")), in: channel)
@@ -83,7 +86,11 @@ extension Feed {
       ?? text(channel.child("author"))).map { splitAuthor($0).0 ?? $0 }
     // RSS 2.0 puts items in the channel; RSS 1.0 and 0.90 beside it.
     let items = channel.children("item") + (channel === root ? [] : root.children("item"))
-    for item in items { feed.entries.append(rssEntry(item)) }
+    for item in items {
+      var entry = rssEntry(item)
+      readExtensions(paths, from: item, into: &entry)
+      feed.entries.append(entry)
+    }
   }
 
   private static func rssEntry(_ item: XMLElement) -> FeedEntry {
@@ -148,7 +155,7 @@ extension Feed {
 
   // MARK: - Atom 0.3 and 1.0
 
-  private static func readAtom(_ root: XMLElement, into feed: inout Feed) {
+  private static func readAtom(_ root: XMLElement, into feed: inout Feed, paths: [FeedPath]) {
     let entries: [XMLElement]
     if root.local == "entry" {
       entries = [root]
@@ -192,7 +199,15 @@ extension Feed {
         guard let h = l.attribute("href"), let abs = link(h, in: l) else { continue }
         entry.enclosures.append(FeedEnclosure(url: abs, type: nonEmpty(l.attribute("type")), length: l.attribute("length").flatMap { Int($0.trimmed) }))
       }
+      readExtensions(paths, from: e, into: &entry)
       feed.entries.append(entry)
+    }
+  }
+
+  /// Reads each path's values from an entry's element.
+  private static func readExtensions(_ paths: [FeedPath], from e: XMLElement, into entry: inout FeedEntry) {
+    for path in paths where path.pointer == nil {
+      entry.extensions[path.description] = path.values(in: e).map(JSONValue.string)
     }
   }
 

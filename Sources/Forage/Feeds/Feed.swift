@@ -81,6 +81,9 @@ public struct FeedEntry: Sendable, Hashable {
   public var categories: [String] = []
   /// Attached media (podcast episodes…).
   public var enclosures: [FeedEnclosure] = []
+  /// What each extension path asked of the parse reached in this entry, by
+  /// the path as written (texts from XML feeds, values from JSON Feed).
+  public var extensions: [String: [JSONValue]] = [:]
 
   /// An empty entry.
   public init() {}

@@ -214,7 +214,7 @@ final class PageContext: Sendable {
         unreadable = true
       }
     case .feed:
-      extraction = Extractor.extractFeed(response.body, url: response.url, contentType: contentType)
+      extraction = Extractor.extractFeed(response.body, url: response.url, contentType: contentType, source: source)
       unreadable = extraction.records.isEmpty && !extraction.warnings.isEmpty
     case .html:
       guard contentType.isEmpty || PageContext.isMarkup(contentType) else {
