@@ -63,6 +63,9 @@ public struct RunSummary: Sendable, Hashable {
   public var warnings: [String] = []
   /// The same figures for each source of the launch, in the order run.
   public var sources: [SourceRunSummary] = []
+  /// The device's state when the launch began, for launches a scheduler
+  /// started (the daemon, the simulator, an app); nil for `forage run`.
+  public var conditions: LaunchConditions?
 
   /// The most warnings kept.
   public static let warningLimit = 20
@@ -95,7 +98,7 @@ extension RunSummary: Codable {
     case outcome, finishedAt, pagesFetched, pagesNotModified, pagesFresh, pagesFailed, pagesDeferred
     case recordsNew, recordsChanged, recordsUnchanged, recordsRemoved, recordsRestored
     case notificationsQueued, notificationsDelivered, notificationsFailed, bytes, seconds, completedSources, warnings
-    case stoppedByBudget, stoppedOnRequest, sources
+    case stoppedByBudget, stoppedOnRequest, sources, conditions
   }
 
   /// Reads a summary; members missing from older stores read as zero, and
@@ -123,6 +126,7 @@ extension RunSummary: Codable {
     completedSources = try c.decodeIfPresent([String].self, forKey: .completedSources) ?? []
     warnings = try c.decodeIfPresent([String].self, forKey: .warnings) ?? []
     sources = try c.decodeIfPresent([SourceRunSummary].self, forKey: .sources) ?? []
+    conditions = try c.decodeIfPresent(LaunchConditions.self, forKey: .conditions)
   }
 
   /// Writes every member, and `stoppedByBudget` / `stoppedOnRequest` for
@@ -149,6 +153,7 @@ extension RunSummary: Codable {
     try c.encode(completedSources, forKey: .completedSources)
     try c.encode(warnings, forKey: .warnings)
     try c.encode(sources, forKey: .sources)
+    try c.encodeIfPresent(conditions, forKey: .conditions)
     try c.encode(stoppedByBudget, forKey: .stoppedByBudget)
     try c.encode(stoppedOnRequest, forKey: .stoppedOnRequest)
   }
@@ -257,3 +262,33 @@ extension PageTally {
 
 extension RunSummary: PageTally {}
 extension SourceRunSummary: PageTally {}
+
+/// The device's state when a launch began, as the store keeps it with the
+/// run (the scheduler's `DeviceConditions`, in words).
+public struct LaunchConditions: Sendable, Hashable, Codable {
+  /// On external power.
+  public var charging: Bool
+  /// 0…1.
+  public var batteryLevel: Double
+  /// `wifi`, `cellular`, `wired`, `none`, with `expensive`/`constrained` when so.
+  public var network: String
+  public var lowPowerMode: Bool
+  /// `nominal`, `fair`, `serious`, `critical`.
+  public var thermalState: String
+
+  public init(charging: Bool, batteryLevel: Double, network: String, lowPowerMode: Bool, thermalState: String) {
+    self.charging = charging
+    self.batteryLevel = batteryLevel
+    self.network = network
+    self.lowPowerMode = lowPowerMode
+    self.thermalState = thermalState
+  }
+
+  /// `charging · wifi`, `battery 54% · cellular · Low Power Mode`.
+  public var summary: String {
+    var parts = [charging ? "charging" : "battery \(Int((batteryLevel * 100).rounded()))%", network]
+    if lowPowerMode { parts.append("Low Power Mode") }
+    if thermalState != "nominal" { parts.append("thermal \(thermalState)") }
+    return parts.joined(separator: " · ")
+  }
+}

@@ -19,6 +19,9 @@ import Testing
     let html = try String(contentsOfFile: report, encoding: .utf8)
     #expect(html.contains("Forage demo: 3 simulated days"))
     #expect(html.contains("catalog") && html.contains("news"))
+    // Simulated launches record the device's state: the report shows it.
+    #expect(html.contains("class=\"c-charging\"") || html.contains("class=\"c-battery\""))
+    #expect(html.contains("wifi") || html.contains("cellular"))
     // The store holds the simulated days: forage changes reads them.
     let listed = try runForage(["changes", "--store", dir.file("d.sqlite"), "--kind", "changed", "--json"])
     #expect(listed.stdout.contains("\"at\":\"2026-01-0"))

@@ -68,6 +68,8 @@ public final class Job: Sendable {
   ///   - stop: a request to stop early (a signal, a user's button) the way the
   ///     budget would: in-flight fetches get the grace period, the summary's
   ///     `stoppedOnRequest` is set, and the next launch continues.
+  ///   - conditions: the device's state when a scheduler launched this run
+  ///     (kept with the run; reports show it).
   ///   - recoveringClaims: first return every claimed frontier entry to the
   ///     queue: right for a single process after a crash, wrong while other
   ///     jobs of the same process run (pass false there, and recover once at
@@ -80,7 +82,8 @@ public final class Job: Sendable {
   ///   are counted in the summary and retried on later launches.
   public func run(
     sources names: [String]? = nil, task: String = "run", budget: Duration, concurrencyLimit: Int? = nil,
-    recoveringClaims: Bool = true, stop: StopRequest? = nil, progress: (@Sendable (RunSummary) -> Void)? = nil
+    recoveringClaims: Bool = true, stop: StopRequest? = nil, conditions: LaunchConditions? = nil,
+    progress: (@Sendable (RunSummary) -> Void)? = nil
   ) async throws -> RunSummary {
     let clock = ContinuousClock()
     let started = clock.now
@@ -99,6 +102,7 @@ public final class Job: Sendable {
     let runID = try await store.beginRun(task: task, sources: selected.map(\.name), startedAt: now())
 
     var summary = RunSummary()
+    summary.conditions = conditions
     summary.sources = selected.map { SourceRunSummary(name: $0.name) }
     if budget <= Defaults.stopMargin {
       summary.warn(

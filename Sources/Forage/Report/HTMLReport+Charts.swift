@@ -53,7 +53,10 @@ extension Report {
     for outcome in Report.outcomeOrder {
       h += "<span><i class=\"sw \(Report.outcomeClass(outcome))\"></i>\(Report.outcomeLabel(outcome))</span> "
     }
-    h += "<span><i class=\"sw sw-gap\"></i>device conditions: not recorded</span></p>\n"
+    h += "<span>power at launch: <i class=\"sw c-charging\"></i>charging</span> "
+    h += "<span><i class=\"sw c-battery\"></i>on battery</span> "
+    h += "<span><i class=\"sw c-lowpower\"></i>Low Power Mode</span> "
+    h += "<span><i class=\"sw sw-gap\"></i>not recorded</span></p>\n"
     if status.tasks.isEmpty { h += "<p>No task has run yet.</p>\n" }
     for task in status.tasks {
       let shown = task.launches.filter { l in
@@ -79,19 +82,34 @@ extension Report {
         h += "width=\"\(coord(width))\" height=\"16\"><title>\(esc(launchTitle(l)))</title></rect>"
       }
       h += "</svg>\n"
-      h += "<div class=\"gap\">Device conditions (power, network, idle, Low Power Mode) at each launch: "
-      h += "not recorded in the store yet</div>\n"
+      if shown.contains(where: { $0.conditions != nil }) {
+        // The device's state as each launch began: its power, in colour;
+        // network and the rest in the marker's title.
+        h += "<svg class=\"cond\" viewBox=\"0 0 1000 8\" preserveAspectRatio=\"none\" role=\"img\" "
+        h += "aria-label=\"device conditions at each launch of \(esc(task.id))\">"
+        for l in shown.reversed() {
+          guard let c = l.conditions else { continue }
+          let kind = c.lowPowerMode ? "c-lowpower" : c.charging ? "c-charging" : "c-battery"
+          h += "<rect class=\"\(kind)\" x=\"\(coord(min(x(l.startedAt), 996)))\" y=\"0\" width=\"4\" height=\"8\">"
+          h += "<title>\(esc(c.summary))</title></rect>"
+        }
+        h += "</svg>\n"
+      } else {
+        h += "<div class=\"gap\">Device conditions at each launch: not recorded (the daemon and the simulator "
+        h += "record them; forage run does not)</div>\n"
+      }
       h += axis()
       if !shown.isEmpty {
         h += "<details><summary>\(shown.count) launch\(shown.count == 1 ? "" : "es")</summary>\n"
         h += "<div class=\"scroll\"><table><thead><tr><th>Launch</th><th>Started</th><th>Outcome</th>"
         h += "<th class=\"n\">Time</th><th class=\"n\">Pages</th><th class=\"n\">Failed</th>"
-        h += "<th class=\"n\">Delivered</th></tr></thead><tbody>\n"
+        h += "<th class=\"n\">Delivered</th><th>Device</th></tr></thead><tbody>\n"
         for l in shown.prefix(100) {
           h += "<tr><td>#\(l.id)</td><td>\(esc(dateText(l.startedAt)))</td>"
           h += "<td><i class=\"sw \(Report.outcomeClass(l.outcome))\"></i>\(Report.outcomeLabel(l.outcome))</td>"
           h += "<td class=\"n\">\(esc(l.seconds.map(ageText) ?? "–"))</td><td class=\"n\">\(l.pagesFetched)</td>"
-          h += "<td class=\"n\">\(l.pagesFailed)</td><td class=\"n\">\(l.notificationsDelivered)</td></tr>\n"
+          h += "<td class=\"n\">\(l.pagesFailed)</td><td class=\"n\">\(l.notificationsDelivered)</td>"
+          h += "<td>\(esc(l.conditions?.summary ?? "–"))</td></tr>\n"
         }
         h += "</tbody></table></div></details>\n"
       }

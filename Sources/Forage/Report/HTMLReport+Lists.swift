@@ -168,6 +168,8 @@ extension Report {
     .o-unfinished{fill:var(--unfinished);background:var(--unfinished);stroke:var(--failed);stroke-dasharray:2 2}
     .sw{display:inline-block;width:.9em;height:.9em;border-radius:2px;margin-right:.3em;vertical-align:-.1em}
     .sw-gap{border:1px dashed var(--muted)}
+    .c-charging{fill:var(--ok);background:var(--ok)}.c-battery{fill:var(--budget);background:var(--budget)}
+    .c-lowpower{fill:var(--failed);background:var(--failed)}.cond{height:8px;margin-top:2px}
     .legend span{white-space:nowrap;margin-right:.8em;font-size:.92em}
     .gap{border:1px dashed var(--muted);color:var(--muted);font-size:.8em;padding:1px 6px;margin-top:3px;border-radius:3px}
     .axis{display:flex;justify-content:space-between;color:var(--muted);font-size:.75em;margin-top:2px}

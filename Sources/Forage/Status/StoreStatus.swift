@@ -23,6 +23,8 @@ public struct StoreStatus: Sendable, Codable, Hashable {
     public var pagesFetched = 0
     public var pagesFailed = 0
     public var notificationsDelivered = 0
+    /// The device's state when it began, when a scheduler launched it.
+    public var conditions: LaunchConditions?
   }
 
   /// A task: its last launches and its pending request.
@@ -153,7 +155,8 @@ public struct StoreStatus: Sendable, Codable, Hashable {
     return Launch(
       id: run.id, startedAt: run.startedAt, outcome: summary.outcome.rawValue, seconds: summary.seconds,
       pagesFetched: summary.pagesFetched + summary.pagesNotModified + summary.pagesFresh,
-      pagesFailed: summary.pagesFailed, notificationsDelivered: summary.notificationsDelivered)
+      pagesFailed: summary.pagesFailed, notificationsDelivered: summary.notificationsDelivered,
+      conditions: summary.conditions)
   }
 
   /// Failures (`URL: cause`) grouped by cause, most frequent first.
