@@ -1,5 +1,6 @@
 import Foundation
 import Forage
+import ForageScheduler
 import ForageStore
 
 /// `forage report`: the store as one self-contained HTML page.
@@ -14,6 +15,10 @@ struct ReportCommand: Command {
       "The HTML file to write. An existing regular file is replaced only once the report is complete; a folder, "
         + "a device or the store itself is refused (exit 2) and nothing is touched.",
       required: true),
+    .option("--days", "N", "Days of history the timeline and the freshness charts cover.", default: "7"),
+    .option(
+      "--profile", "NAME|FILE", "The device the forecast simulates (with --config; see forage simulate).",
+      default: "commuter"),
   ]
   static let discussion = """
     Writes one HTML file with inline CSS and SVG (no script, no outside
@@ -24,8 +29,8 @@ struct ReportCommand: Command {
     errors grouped by cause; pages per launch and time per page per source;
     the notification outbox (pending, retrying, delivered, dead and why).
     With --config, also a freshness forecast: 3 simulated days on the
-    commuter profile, seed 1. Device conditions at each launch are not
-    recorded in the store yet; the timeline says so.
+    --profile device, seed 1. The device's state at each launch shows when a
+    scheduler started it (the daemon, the simulator).
     Every stored text (titles, keys, URLs, errors) is escaped: it shows as
     text and cannot add markup.
     """
@@ -38,6 +43,8 @@ struct ReportCommand: Command {
   var store: String
   var config: String?
   var outFile: String
+  var days = 7
+  var profile = "commuter"
 
   init(_ args: inout ArgumentList) throws(UsageError) {
     // Required: the parser has refused a command line without them.
@@ -46,6 +53,11 @@ struct ReportCommand: Command {
     config = try args.option("--config")
     guard let o = try args.option("--out") else { throw UsageError("missing --out FILE") }
     outFile = o
+    if let d = try args.option("--days") {
+      guard let n = Int(d), (1...365).contains(n) else { throw UsageError("--days expects a number from 1 to 365, not \"\(d)\"") }
+      days = n
+    }
+    profile = try args.option("--profile") ?? profile
     try args.expectNoMore()
   }
 
@@ -61,6 +73,11 @@ struct ReportCommand: Command {
     }
     // Check the output before opening anything: a folder, a device or the
     // store itself is refused with nothing touched.
+    let device: DeviceProfile
+    do { device = try DeviceProfile.named(orPath: profile) } catch {
+      out.error("forage report", error)
+      return .badInput
+    }
     let output: OutputFile
     do { output = try OutputFile(path: outFile, protecting: OutputFile.protectingStore(store)) } catch {
       out.error("forage report", error)
@@ -75,6 +92,8 @@ struct ReportCommand: Command {
     do {
       var options = HTMLReport.Options()
       options.subtitle = store
+      options.days = Double(days)
+      options.profile = device
       html = try await HTMLReport.render(store: opened, config: loaded, options: options)
     } catch {
       try? await opened.close()

@@ -136,6 +136,11 @@ import Testing
     #expect(try withShownDefault(DaemonCommand.self, "--config").config == daemon.config)
     let export = try parsed(ExportCommand.self, ["--store", "s.sqlite"])
     #expect(try withShownDefault(ExportCommand.self, "--format", ["--store", "s.sqlite"]).format == export.format)
+    let base = ["--store", "s.sqlite", "--out", "r.html"]
+    let report = try parsed(ReportCommand.self, base)
+    #expect(try withShownDefault(ReportCommand.self, "--days", base).days == report.days)
+    #expect(try withShownDefault(ReportCommand.self, "--profile", base).profile == report.profile)
+    #expect(mistake(ReportCommand.self, base + ["--days", "0"]) == "--days expects a number from 1 to 365, not \"0\"")
     let demo = try parsed(DemoCommand.self, [])
     #expect(try withShownDefault(DemoCommand.self, "--days").days == demo.days)
     #expect(try withShownDefault(DemoCommand.self, "--products").products == demo.products)
