@@ -65,15 +65,7 @@ struct ChangesCommand: Command {
   }
 
   func run(_ out: Terminal) async -> ExitStatus {
-    guard FileManager.default.fileExists(atPath: store) || store.contains("://") else {
-      out.error("forage changes: no store at \(store)")
-      return .badInput
-    }
-    let opened: any Store
-    do { opened = try Engine.openStore(store) } catch {
-      out.error("forage changes", error)
-      return .badInput
-    }
+    guard let opened = openExistingStore(store, for: "forage changes", out) else { return .badInput }
     do {
       if let source {
         let known = try await opened.sourceNames()

@@ -62,10 +62,6 @@ struct ReportCommand: Command {
   }
 
   func run(_ out: Terminal) async -> ExitStatus {
-    guard FileManager.default.fileExists(atPath: store) || store.contains("://") else {
-      out.error("forage report: no store at \(store)")
-      return .badInput
-    }
     var loaded: ForageConfig?
     if let config {
       guard let c = loadConfig(config, out) else { return .badInput }
@@ -83,11 +79,7 @@ struct ReportCommand: Command {
       out.error("forage report", error)
       return .badInput
     }
-    let opened: any Store
-    do { opened = try Engine.openStore(store) } catch {
-      out.error("forage report", error)
-      return .badInput
-    }
+    guard let opened = openExistingStore(store, for: "forage report", out) else { return .badInput }
     let html: String
     do {
       var options = HTMLReport.Options()

@@ -95,3 +95,17 @@ final class ProgressThrottle: Sendable {
     }
   }
 }
+
+/// Opens a store that a reading command (`status`, `changes`, `report`)
+/// names: one that does not exist is refused, never created. Nil after
+/// printing why (`command: no store at PATH`).
+func openExistingStore(_ location: String, for command: String, _ out: Terminal) -> (any Store)? {
+  guard FileManager.default.fileExists(atPath: location) || location.contains("://") else {
+    out.error("\(command): no store at \(location)")
+    return nil
+  }
+  do { return try Engine.openStore(location) } catch {
+    out.error(command, error)
+    return nil
+  }
+}

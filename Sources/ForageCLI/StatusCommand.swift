@@ -60,15 +60,7 @@ struct StatusCommand: Command {
       guard let c = loadConfig(config, out) else { return .badInput }
       loaded = c
     }
-    guard FileManager.default.fileExists(atPath: store) || store.contains("://") else {
-      out.error("forage status: no store at \(store)")
-      return .badInput
-    }
-    let opened: any Store
-    do { opened = try Engine.openStore(store) } catch {
-      out.error("forage status", error)
-      return .badInput
-    }
+    guard let opened = openExistingStore(store, for: "forage status", out) else { return .badInput }
     do {
       let status = try await StoreStatus.gather(store: opened, config: loaded, launches: launches, failingAfter: failing)
       try? await opened.close()

@@ -20,21 +20,41 @@ struct CommandResult {
   var stderr: String
 }
 
-/// Runs `forage` with `arguments` to completion.
-func runForage(_ arguments: [String], in directory: String? = nil) throws -> CommandResult {
+/// Runs `forage` with `arguments` to completion, with `environment` added to
+/// (or replacing entries of) this process's environment: how a test hands the
+/// child a secret without setting it in the test process.
+func runForage(_ arguments: [String], in directory: String? = nil, environment: [String: String] = [:]) throws
+  -> CommandResult
+{
   let p = Process()
   p.executableURL = URL(fileURLWithPath: forageBinary())
   p.arguments = arguments
+  if !environment.isEmpty {
+    p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+  }
   if let directory { p.currentDirectoryURL = URL(fileURLWithPath: directory) }
   let out = Pipe(), err = Pipe()
   p.standardOutput = out
   p.standardError = err
   try p.run()
-  // Read before waiting, so a full pipe cannot block the child.
+  // Standard error is read on another thread while standard output is read
+  // here: a child that fills either pipe cannot block.
+  let errors = PipeData()
+  let done = DispatchSemaphore(value: 0)
+  DispatchQueue.global().async {
+    errors.data = err.fileHandleForReading.readDataToEndOfFile()
+    done.signal()
+  }
   let o = out.fileHandleForReading.readDataToEndOfFile()
-  let e = err.fileHandleForReading.readDataToEndOfFile()
+  done.wait()
   p.waitUntilExit()
+  let e = errors.data
   return CommandResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+}
+
+/// What one pipe gave, filled on another thread (read after its semaphore).
+private final class PipeData: @unchecked Sendable {
+  var data = Data()
 }
 
 /// A temporary folder removed when the value is released.
@@ -50,27 +70,6 @@ final class TemporaryDirectory: Sendable {
     return file(name)
   }
   deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// Runs `forage` with `arguments` to completion, with `environment` added to
-/// (or replacing entries of) this process's environment: how a test hands the
-/// child a secret without setting it in the test process.
-func runForage(_ arguments: [String], in directory: String? = nil, environment: [String: String]) throws
-  -> CommandResult
-{
-  let p = Process()
-  p.executableURL = URL(fileURLWithPath: forageBinary())
-  p.arguments = arguments
-  p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-  if let directory { p.currentDirectoryURL = URL(fileURLWithPath: directory) }
-  let out = Pipe(), err = Pipe()
-  p.standardOutput = out
-  p.standardError = err
-  try p.run()
-  let o = out.fileHandleForReading.readDataToEndOfFile()
-  let e = err.fileHandleForReading.readDataToEndOfFile()
-  p.waitUntilExit()
-  return CommandResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
 }
 
 /// Starts `forage` with `arguments` and returns the running process (its
