@@ -20,6 +20,8 @@
 #   sitemap  sitemap files (urlset, index, text, feed; entry limit, loc form),
 #            lastmod dates, and the inflater (gzip and raw DEFLATE: output
 #            limit, a smaller limit gives a prefix, stored round trip)           SitemapFuzz.swift
+#   feed     RSS, RDF, Atom and JSON Feed reading: deterministic, bounded
+#            entries and problems, absolute links, ISO dates, extension paths  FeedFuzz.swift
 #
 # Everything is written under .build/fuzz/: modules/ holds the Forage modules
 # compiled with the sanitizers (rebuilt when their sources change), and each
@@ -32,7 +34,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 script=Fuzz/run-fuzz.sh
 
-targets=(html url robots json units http profile encoding sitemap)
+targets=(html url robots json units http profile encoding sitemap feed)
 target=html
 if [ $# -gt 0 ] && ! [[ "$1" =~ ^[0-9]+$ ]]; then
   target="$1"
@@ -111,7 +113,7 @@ build_target() {
   local file
   case "$t" in
     url) file=URLFuzz ;; robots) file=RobotsFuzz ;; json) file=JSONFuzz ;; units) file=UnitsFuzz ;;
-    http) file=HTTPFuzz ;; profile) file=ProfileFuzz ;; sitemap) file=SitemapFuzz ;;
+    http) file=HTTPFuzz ;; profile) file=ProfileFuzz ;; sitemap) file=SitemapFuzz ;; feed) file=FeedFuzz ;;
   esac
   order=()
   local m i libs=()
@@ -229,6 +231,23 @@ PY
           >"$corpus/seed-$k"
       done
       printf 'Shift_JIS\n' >"$corpus/seed-label"
+      ;;
+    feed)
+      # The shared feed corpus, one seed per file (read from ../shared, kept under .build).
+      local n=0 f
+      if [ -d "$testdata/feeds" ]; then
+        while IFS= read -r f; do
+          n=$((n + 1))
+          head -c 100000 "$f" >"$corpus/seed-$n"
+        done < <(find "$testdata/feeds" -type f \( -name '*.xml' -o -name '*.rss' -o -name '*.atom' -o -name '*.json' \) | sort)
+      fi
+      if [ "$n" = 0 ]; then
+        printf '%s' '<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><item><title>A &amp; b&nbsp;</title><link>/a</link><pubDate>Wed, 01 May 2024 10:00:00 GMT</pubDate><itunes:duration>60</itunes:duration><enclosure url="/e.mp3" length="1"/></item></channel></rss>' \
+          >"$corpus/seed-rss"
+        printf '%s' '<feed xmlns="http://www.w3.org/2005/Atom" xml:base="https://h/x/"><entry><id>1</id><link href="../y"/><updated>2024-05-01T10:00:00+02:00</updated><content type="html">&lt;p>hi</content></entry></feed>' \
+          >"$corpus/seed-atom"
+        printf '%s' '{"version":"https://jsonfeed.org/version/1.1","items":[{"id":"1","url":"/z","_ext":{"value":3}}]}' >"$corpus/seed-json"
+      fi
       ;;
     sitemap)
       printf '%s' '<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"><url><loc>https://example.com/a?x=1&amp;y=2</loc><lastmod>2024-05-01T10:20:30+02:00</lastmod><image:image><image:loc>https://cdn.example.com/1.jpg</image:loc></image:image></url><url><loc><![CDATA[/b]]></loc><lastmod>2024-05</lastmod></url></urlset>' \

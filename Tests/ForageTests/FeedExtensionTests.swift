@@ -104,3 +104,15 @@ import ForageURL
     }
   }
 }
+
+@Suite struct FeedLinkTests {
+  /// Found by the feed fuzzer: a link that is no URL was kept as its raw
+  /// text, though links are documented as absolute URLs.
+  @Test func test_linkThatIsNoURL_isLeftOut() throws {
+    let atom = Array(#"<feed xmlns="http://www.w3.org/2005/Atom"><entry><id>1</id><author><name>A</name><url>http:"#.utf8)
+      + [0x8D, 0x8D] + Array("//one.com/</url></author><link href=\"https://ok.example/a\"/></entry></feed>".utf8)
+    let feed = try Feed.parse(atom, url: WebURL("https://example.com/f")!)
+    #expect(feed.entries.first?.authorURL == nil)
+    #expect(feed.entries.first?.link == "https://ok.example/a")
+  }
+}

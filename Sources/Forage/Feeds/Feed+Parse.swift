@@ -298,7 +298,7 @@ extension Feed {
   static func link(_ href: String?, in e: XMLElement) -> String? {
     guard let href = nonEmpty(href?.trimmed) else { return nil }
     let base = e.base.flatMap { WebURL($0) }
-    return WebURL(href, base: base)?.href ?? href
+    return WebURL(href, base: base)?.href
   }
 
   static func nonEmpty(_ s: String?) -> String? {
