@@ -229,25 +229,55 @@ public struct RobotsRules: Sendable, Hashable {
 
   /// True when `pattern` matches a prefix of `path`: `*` matches any run of octets,
   /// a final `$` anchors the end.
+  ///
+  /// The pattern is cut at its `*`s into literal pieces: the first must start
+  /// the path, each later one is found at its leftmost place after the one
+  /// before (the leftmost place leaves the most room for the rest), and with
+  /// `$` the last one must end the path. Each piece is found with
+  /// Knuth–Morris–Pratt, so a match costs time linear in the pattern and the
+  /// path, whatever a hostile robots.txt puts in its lines.
   static func matches(_ pattern: [UInt8], _ path: [UInt8]) -> Bool {
-    // The set of path positions reachable after each pattern octet, kept sorted.
-    var positions = [0]
-    for (index, byte) in pattern.enumerated() {
-      if byte == UInt8(ascii: "$") && index == pattern.count - 1 {
-        return positions.contains(path.count)
-      }
-      if byte == UInt8(ascii: "*") {
-        guard let first = positions.first else { return false }
-        positions = Array(first...path.count)
-      } else {
-        var next: [Int] = []
-        for position in positions where position < path.count && path[position] == byte {
-          next.append(position + 1)
-        }
-        positions = next
-      }
-      if positions.isEmpty { return false }
+    var body = pattern[...]
+    let anchored = body.last == UInt8(ascii: "$")
+    if anchored { body = body.dropLast() }
+    let pieces = body.split(separator: UInt8(ascii: "*"), omittingEmptySubsequences: false)
+    // The first piece: at the start of the path.
+    let first = pieces[0]
+    guard path.starts(with: first) else { return false }
+    var position = first.count
+    if pieces.count == 1 { return !anchored || position == path.count }
+    // The middle pieces: leftmost, in order.
+    for piece in pieces.dropFirst().dropLast() where !piece.isEmpty {
+      guard let end = find(piece, in: path, from: position) else { return false }
+      position = end
     }
-    return true
+    let last = pieces[pieces.count - 1]
+    if anchored {
+      // The last piece ends the path, after everything before it.
+      return path.count - last.count >= position && path[(path.count - last.count)...].elementsEqual(last)
+    }
+    return last.isEmpty || find(last, in: path, from: position) != nil
+  }
+
+  /// Where the first occurrence of `needle` at or after `start` ends, or nil.
+  private static func find(_ needle: ArraySlice<UInt8>, in haystack: [UInt8], from start: Int) -> Int? {
+    let n = Array(needle)
+    guard !n.isEmpty else { return start }
+    guard haystack.count - start >= n.count else { return nil }
+    // Knuth–Morris–Pratt: the longest proper border of each prefix of `n`.
+    var border = [Int](repeating: 0, count: n.count)
+    var k = 0
+    for i in 1..<n.count {
+      while k > 0 && n[i] != n[k] { k = border[k - 1] }
+      if n[i] == n[k] { k += 1 }
+      border[i] = k
+    }
+    var matched = 0
+    for i in start..<haystack.count {
+      while matched > 0 && haystack[i] != n[matched] { matched = border[matched - 1] }
+      if haystack[i] == n[matched] { matched += 1 }
+      if matched == n.count { return i + 1 }
+    }
+    return nil
   }
 }

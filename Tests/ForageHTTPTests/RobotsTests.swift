@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ForageSupport
 
 @testable import ForageHTTP
 
@@ -107,5 +108,47 @@ import Testing
     guard let start = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
     let target = rest[start...]
     return target.hasPrefix("?") ? "/" + target : String(target)
+  }
+}
+
+@Suite struct RobotsPatternTests {
+  /// The set of path positions reachable after each pattern octet: slow
+  /// (pattern × path) but plainly right, the reference for the fast matcher.
+  static func reference(_ pattern: [UInt8], _ path: [UInt8]) -> Bool {
+    var positions = [0]
+    for (index, byte) in pattern.enumerated() {
+      if byte == UInt8(ascii: "$") && index == pattern.count - 1 { return positions.contains(path.count) }
+      if byte == UInt8(ascii: "*") {
+        positions = Array(positions[0]...path.count)
+      } else {
+        positions = positions.filter { $0 < path.count && path[$0] == byte }.map { $0 + 1 }
+      }
+      if positions.isEmpty { return false }
+    }
+    return true
+  }
+
+  @Test func test_matcher_agreesWithTheReference_onRandomPatterns() {
+    var rng = SplitMix64(seed: 9309)
+    let alphabet: [UInt8] = Array("ab*$/".utf8)
+    for _ in 0..<20_000 {
+      let pattern = (0..<Int(rng.next() % 9)).map { _ in alphabet[Int(rng.next() % 5)] }
+      let path = (0..<Int(rng.next() % 12)).map { _ in alphabet[Int(rng.next() % 2)] }
+      #expect(
+        RobotsRules.matches(pattern, path) == Self.reference(pattern, path),
+        "\(String(decoding: pattern, as: UTF8.self)) on \(String(decoding: path, as: UTF8.self))")
+    }
+  }
+
+  @Test func test_hostileLongPattern_isMatchedWithoutBlowUp() {
+    // A 200 KiB line of "a*" against a 100 KiB path: the old matcher did
+    // about 10^10 steps; this one a few hundred thousand. (No timing asserted:
+    // the test finishing is the point.)
+    let pattern = Array(repeating: Array("a*".utf8), count: 100_000).flatMap { $0 } + Array("b$".utf8)
+    let path = [UInt8](repeating: UInt8(ascii: "a"), count: 100_000)
+    #expect(!RobotsRules.matches(pattern, path))
+    #expect(RobotsRules.matches(Array("/a*b*c".utf8), Array("/aXXbYYc/d".utf8)))
+    #expect(!RobotsRules.matches(Array("/a*b*c$".utf8), Array("/aXXbYYc/d".utf8)))
+    #expect(RobotsRules.matches(Array("/a*c$".utf8), Array("/acbc".utf8)))
   }
 }
