@@ -50,6 +50,7 @@ public final class BackgroundTask: Sendable {
     var outcome: TaskOutcome?
     var waiters: [CheckedContinuation<TaskOutcome, Never>] = []
     var refreshedSources: [String]?
+    var transferredBytes: Int64?
     var progress = TaskProgress()
     var lastProgressAt = ContinuousClock.now
     var swiftTask: Task<Void, Never>?
@@ -119,6 +120,17 @@ public final class BackgroundTask: Sendable {
 
   /// The sources reported by ``reportRefreshed(sources:)``, if any.
   public var refreshedSources: [String]? { state.withLock { $0.refreshedSources } }
+
+  /// Records bytes this launch transferred (calls add up). In a
+  /// ``SimulatedScheduler``, a launch on cellular counts them against the
+  /// cellular data budget, and the next launch of the task is expected to
+  /// transfer as much.
+  public func reportTransferred(bytes: Int64) {
+    state.withLock { $0.transferredBytes = ($0.transferredBytes ?? 0) + max(0, bytes) }
+  }
+
+  /// The bytes reported by ``reportTransferred(bytes:)``, if any.
+  public var transferredBytes: Int64? { state.withLock { $0.transferredBytes } }
 
   /// Reports progress of a continued-processing task; the system expires one
   /// that stops reporting.

@@ -63,6 +63,21 @@ public enum SchedulerDefaults {
   public static let processingStartJitter: Duration = .seconds(60 * 60)
   /// Assumed: processing without external power needs at least this battery level.
   public static let processingMinimumBattery = 0.3
+  /// Assumed: below this battery level, off external power, no discretionary
+  /// (refresh or processing) launch starts. Apple names "critically low
+  /// battery" as a factor (WWDC 2020 "Background execution demystified");
+  /// notes of the session give 20 %.
+  public static let discretionaryMinimumBattery = 0.2
+  /// Assumed from developers' crash logs ("exceeding limit of 80% cpu over 60
+  /// seconds", Apple Developer Forums thread 675166): the CPU monitor kills a
+  /// background launch that uses more than this share of one core…
+  public static let cpuMonitorLimit = 0.8
+  /// …averaged over this window (so after `limit × window` of CPU time).
+  public static let cpuMonitorWindow: Duration = .seconds(60)
+  /// Assumed: the cellular data a day's background launches may transfer
+  /// (over any 24 hours). Apple names data budgets as a factor (WWDC 2020)
+  /// and gives no size.
+  public static let cellularDataBudget: Int64 = 10_000_000
   /// Assumed: battery drain per hour on battery, in fraction of full.
   public static let batteryDrainPerHour = 0.04
   /// Assumed: charge gained per hour while charging, in fraction of full.

@@ -36,3 +36,23 @@ extension TraceEvent {
     kind == .expired ? reason.flatMap(ExpirationReason.init(rawValue:)) : nil
   }
 }
+
+/// Why a launch was killed: the `reason` of a `killed` trace event.
+///
+///     if event.killReason == .cpuMonitor { spreadTheWork() }
+///
+/// The raw values are the words the trace shows.
+public enum KillReason: String, Codable, Sendable, Hashable, CaseIterable {
+  /// The handler did not complete within the grace after its expiration.
+  case ignoredExpiration = "ignored expiration"
+  /// The CPU monitor: the launch used the CPU heavily in the background
+  /// (``SchedulingPolicy/cpuMonitorLimit``), on battery for processing.
+  case cpuMonitor = "cpu monitor"
+}
+
+extension TraceEvent {
+  /// For `killed` events: the reason as a ``KillReason``.
+  public var killReason: KillReason? {
+    kind == .killed ? reason.flatMap(KillReason.init(rawValue:)) : nil
+  }
+}

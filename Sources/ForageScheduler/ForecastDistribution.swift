@@ -11,7 +11,8 @@ import Foundation
 ///
 /// Percentiles are nearest rank over the seeds that measured the figure
 /// (a source never sampled in a run has no age there); the same seeds give
-/// the same distribution.
+/// the same distribution. The seeds' notes are kept once per topic and task
+/// or source (``notes``), with the seeds that made each.
 public struct ForecastDistribution: Codable, Sendable, CustomStringConvertible {
   /// One figure over the seeds: median, 10th and 90th percentile.
   public struct Figure: Codable, Sendable, Hashable {
@@ -52,6 +53,23 @@ public struct ForecastDistribution: Codable, Sendable, CustomStringConvertible {
     public var failed: Figure
     public var expirations: Figure
     public var kills: Figure
+    /// Of the kills, those by the CPU monitor.
+    public var cpuKills: Figure
+  }
+
+  /// A finding of one or more seeds' forecasts
+  /// (``FreshnessForecast/Finding``), with the seeds that made it.
+  public struct Note: Codable, Sendable, Hashable {
+    /// What it is about: the topic and the task or source.
+    public var topic: String
+    public var subject: String
+    /// The sentence, as the first seed that made it wrote it (its figures
+    /// are that seed's).
+    public var text: String
+    /// The seeds whose forecast made this finding.
+    public var seeds: [UInt64]
+    /// True when the seeds wrote it with different figures.
+    public var figuresVary: Bool
   }
 
   /// The seeds, in the order run.
@@ -66,6 +84,9 @@ public struct ForecastDistribution: Codable, Sendable, CustomStringConvertible {
   public var freshWithin: Double
   public var sources: [SourceRow]
   public var tasks: [TaskRow]
+  /// The seeds' findings, one per topic and subject, in the order they
+  /// first appear.
+  public var notes: [Note]
 
   /// Sums up `forecasts`, one per seed of `seeds`.
   public init(seeds: [UInt64], forecasts: [FreshnessForecast]) {
@@ -89,8 +110,24 @@ public struct ForecastDistribution: Codable, Sendable, CustomStringConvertible {
       func figure(_ k: KeyPath<FreshnessForecast.TaskSummary, Int>) -> Figure { Figure(rows.map { Double($0[keyPath: k]) }) }
       return TaskRow(
         identifier: id, launches: figure(\.launches), succeeded: figure(\.succeeded), failed: figure(\.failed),
-        expirations: figure(\.expirations), kills: figure(\.kills))
+        expirations: figure(\.expirations), kills: figure(\.kills), cpuKills: figure(\.cpuKills))
     }
+    var notes: [Note] = []
+    var index: [String: Int] = [:]
+    for (seed, forecast) in zip(seeds, forecasts) {
+      for finding in forecast.findings {
+        let key = finding.topic + "\u{0}" + finding.subject
+        if let i = index[key] {
+          if notes[i].seeds.last != seed { notes[i].seeds.append(seed) }
+          if notes[i].text != finding.text { notes[i].figuresVary = true }
+        } else {
+          index[key] = notes.count
+          notes.append(Note(
+            topic: finding.topic, subject: finding.subject, text: finding.text, seeds: [seed], figuresVary: false))
+        }
+      }
+    }
+    self.notes = notes
   }
 
   public var description: String {
@@ -123,6 +160,17 @@ public struct ForecastDistribution: Codable, Sendable, CustomStringConvertible {
        range(t.expirations, count), range(t.kills, count)]
     }
     out += table(["task", "launches", "ok", "failed", "expired", "killed"], taskRows, pad)
+    if !notes.isEmpty {
+      out.append("")
+      out.append("Notes")
+      for n in notes {
+        var which: [String] = []
+        if n.seeds.count < seeds.count { which.append("\(n.seeds.count) of \(seeds.count) seeds") }
+        if n.figuresVary { which.append("figures of seed \(n.seeds[0])") }
+        let suffix = which.isEmpty ? "" : " (" + which.joined(separator: "; ") + ")"
+        out.append("- " + (n.text.hasSuffix(".") ? n.text.dropLast() + suffix + "." : n.text + suffix))
+      }
+    }
     return out.joined(separator: "\n")
   }
 

@@ -65,8 +65,10 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
     public var failed: Int
     /// Launches that expired.
     public var expirations: Int
-    /// Launches killed for ignoring expiration.
+    /// Launches killed, for any reason (ignoring expiration, the CPU monitor).
     public var kills: Int
+    /// Of ``kills``, those by the CPU monitor (heavy CPU in the background).
+    public var cpuKills: Int
     /// Median run time of completed launches, in seconds.
     public var medianDuration: Double?
     /// The reason the task was held back most often, if any.
@@ -91,6 +93,21 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
   public var tasks: [TaskSummary]
   /// Plain-language findings: tasks that never ran and why, kills, overruns.
   public var notes: [String]
+  /// The same findings as ``notes``, each with what it is about, so that
+  /// several seeds' findings can be told apart and counted
+  /// (``ForecastDistribution``).
+  public var findings: [Finding]
+
+  /// One finding: a topic (`neverRan`, `kills`, `cpuKills`, `expirations`,
+  /// `rejections`, `heldBack`, `criticalBattery`, `dataBudget`,
+  /// `sourceFailures`, `neverRefreshed`, `sampledHourly`), the task or
+  /// source it is about, and the sentence.
+  public struct Finding: Codable, Sendable, Hashable {
+    public var topic: String
+    /// The task identifier or source name; empty for the whole run.
+    public var subject: String
+    public var text: String
+  }
 
   /// Computes the forecast.
   ///
@@ -184,55 +201,70 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
         succeeded: events.filter { $0.kind == .completed && $0.success == true }.count,
         failed: events.filter { $0.kind == .completed && $0.success == false }.count,
         expirations: count(.expired), kills: count(.killed),
+        cpuKills: events.reduce(0) { $0 + ($1.killReason == .cpuMonitor ? 1 : 0) },
         medianDuration: FreshnessForecast.percentile(durations, 0.5),
         mostCommonDeferral: topDeferral, mostCommonRejection: topRejection))
     }
     self.tasks = rows
 
-    var notes: [String] = []
+    var findings: [Finding] = []
+    func note(_ topic: String, _ subject: String, _ text: String) {
+      findings.append(Finding(topic: topic, subject: subject, text: text))
+    }
     for t in rows {
       if t.launches == 0 {
         if t.submitted == 0 && t.rejected > 0 {
           let why = t.mostCommonRejection == "unavailable"
             ? "every submission failed: Background App Refresh is off (Settings > General > Background App Refresh)"
             : "every submission failed (\(t.mostCommonRejection ?? "error"))"
-          notes.append("\(t.identifier) never ran: \(why).")
+          note("neverRan", t.identifier, "\(t.identifier) never ran: \(why).")
         } else if t.submitted == 0 {
-          notes.append("\(t.identifier) never ran: no request was submitted (submit one at launch, when entering the background, or from the handler).")
+          note("neverRan", t.identifier, "\(t.identifier) never ran: no request was submitted (submit one at launch, when entering the background, or from the handler).")
         } else if let reason = t.mostCommonDeferral {
-          notes.append("\(t.identifier) never ran: \(reason.explanation).")
+          note("neverRan", t.identifier, "\(t.identifier) never ran: \(reason.explanation).")
         } else {
-          notes.append("\(t.identifier) never ran: its requests never became due within the run.")
+          note("neverRan", t.identifier, "\(t.identifier) never ran: its requests never became due within the run.")
         }
         continue
       }
-      if t.kills > 0 {
-        notes.append("\(t.identifier) was killed \(t.kills)× for ignoring its expiration; iOS then withholds background time from the app for a while. Stop work when the expiration handler runs (or the task is cancelled) and complete.")
+      let ignored = t.kills - t.cpuKills
+      if ignored > 0 {
+        note("kills", t.identifier, "\(t.identifier) was killed \(ignored)× for ignoring its expiration; iOS then withholds background time from the app for a while. Stop work when the expiration handler runs (or the task is cancelled) and complete.")
+      }
+      if t.cpuKills > 0 {
+        note("cpuKills", t.identifier, "\(t.identifier) was killed \(t.cpuKills)× by the CPU monitor: it used the CPU heavily in the background (on battery, for processing). Do less per launch, or require external power for processing work.")
       }
       if t.expirations * 4 >= t.launches && t.expirations > 0 {
         let share = Int((Double(t.expirations) / Double(t.launches) * 100).rounded())
-        notes.append("\(t.identifier) expired in \(share)% of launches: the work does not fit the budget; checkpoint so the next launch resumes where this one stopped, or split the work.")
+        note("expirations", t.identifier, "\(t.identifier) expired in \(share)% of launches: the work does not fit the budget; checkpoint so the next launch resumes where this one stopped, or split the work.")
       }
       if t.rejected > 0 {
-        notes.append("\(t.identifier): \(t.rejected) submission(s) failed (\(t.mostCommonRejection ?? "error")).")
+        note("rejections", t.identifier, "\(t.identifier): \(t.rejected) submission(s) failed (\(t.mostCommonRejection ?? "error")).")
       }
       if let reason = t.mostCommonDeferral, reason != .alreadyRunning {
-        notes.append("\(t.identifier) was most often held back because \(reason.explanation).")
+        note("heldBack", t.identifier, "\(t.identifier) was most often held back because \(reason.explanation).")
+      }
+      for (reason, topic) in [(DeferralReason.criticalBattery, "criticalBattery"), (.dataBudget, "dataBudget")]
+      where reason != t.mostCommonDeferral {
+        let times = trace.deferrals.reduce(0) { $0 + ($1.identifier == t.identifier && $1.reason == reason ? $1.count : 0) }
+        if times > 0 { note(topic, t.identifier, "\(t.identifier) was held back \(times)× because \(reason.explanation).") }
       }
     }
     for s in sourceRows where s.refreshes > 0 && s.failures >= s.refreshes {
-      notes.append("source \(s.source): \(s.failures) launches serving it ended without refreshing it (failed or cut short), against \(s.refreshes) that did; its data kept ageing.")
+      note("sourceFailures", s.source, "source \(s.source): \(s.failures) launches serving it ended without refreshing it (failed or cut short), against \(s.refreshes) that did; its data kept ageing.")
     }
     for s in sourceRows where s.refreshes == 0 {
       if self.refreshOnOpen {
-        notes.append("source \(s.source) was never refreshed in the background: at each open users saw the data of their previous open until the app's own fetch finished.")
+        note("neverRefreshed", s.source, "source \(s.source) was never refreshed in the background: at each open users saw the data of their previous open until the app's own fetch finished.")
       } else {
-        notes.append("source \(s.source) was never refreshed in the background: users saw data as old as the last time the app fetched it in the foreground.")
+        note("neverRefreshed", s.source, "source \(s.source) was never refreshed in the background: users saw data as old as the last time the app fetched it in the foreground.")
       }
     }
     if sampledHourly && !trace.events.isEmpty {
-      notes.append("the trace has no app opens, so ages were sampled every hour.")
+      note("sampledHourly", "", "the trace has no app opens, so ages were sampled every hour.")
     }
+    self.findings = findings
+    let notes = findings.map(\.text)
     self.notes = notes
   }
 
@@ -265,7 +297,8 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
     let idWidth = max(10, (tasks.map(\.identifier.count).max() ?? 0) + 2)
     out.append(pad("task", idWidth) + lpad("launches", 9) + lpad("ok", 6) + lpad("failed", 7) + lpad("expired", 8) + lpad("killed", 7) + lpad("rejected", 9) + lpad("median run", 11))
     for t in tasks {
-      out.append(pad(t.identifier, idWidth) + lpad("\(t.launches)", 9) + lpad("\(t.succeeded)", 6) + lpad("\(t.failed)", 7) + lpad("\(t.expirations)", 8) + lpad("\(t.kills)", 7) + lpad("\(t.rejected)", 9) + lpad(age(t.medianDuration), 11))
+      let killed = t.cpuKills > 0 ? "\(t.kills) (\(t.cpuKills) cpu)" : "\(t.kills)"
+      out.append(pad(t.identifier, idWidth) + lpad("\(t.launches)", 9) + lpad("\(t.succeeded)", 6) + lpad("\(t.failed)", 7) + lpad("\(t.expirations)", 8) + lpad(killed, 7) + lpad("\(t.rejected)", 9) + lpad(age(t.medianDuration), 11))
     }
     if !notes.isEmpty {
       out.append("")

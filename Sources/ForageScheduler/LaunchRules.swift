@@ -48,7 +48,8 @@ public struct LaunchState: Sendable, Hashable {
 ///    ``SchedulingPolicy/forceQuitBlocksProcessing``);
 /// 2. continued processing runs when a slot is free, whatever the rest;
 /// 3. the kill penalty, thermal state serious or worse, Background App
-///    Refresh not available, Low Power Mode;
+///    Refresh not available, Low Power Mode, a critically low battery off
+///    power (``SchedulingPolicy/discretionaryMinimumBattery``);
 /// 4. refresh: the app in the background, a network;
 /// 5. processing: power when required, a network when required, enough
 ///    battery when not charging, the device not in use.
@@ -66,6 +67,7 @@ public enum LaunchRules {
     if conditions.thermalState >= .serious { return .thermal }
     if conditions.backgroundRefreshStatus != .available { return .backgroundAppRefreshOff }
     if conditions.isLowPowerModeEnabled { return .lowPowerMode }
+    if !conditions.isCharging && conditions.batteryLevel < policy.discretionaryMinimumBattery { return .criticalBattery }
     if request.kind == .appRefresh {
       if state.isAppInForeground { return .appInForeground }
       if !conditions.network.isAvailable { return .noNetwork }

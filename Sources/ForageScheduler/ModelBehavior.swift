@@ -26,13 +26,28 @@ public struct ModelBehavior: Codable, Sendable, Hashable {
   /// successful launch refreshes them all; one cut short refreshes the share
   /// it reached (the job checkpoints and resumes next time).
   public var sources: [String]
+  /// The CPU the work uses while it runs, as a share of one core (CPU
+  /// seconds per second; 2 is two cores busy). The CPU monitor kills a
+  /// launch above ``SchedulingPolicy/cpuMonitorLimit`` once it has used
+  /// `limit × window` of CPU time (processing only off external power).
+  /// `nil`: light work the monitor never notices.
+  public var cpuShare: Double?
+  /// The bytes a whole launch transfers. On cellular they count against
+  /// ``SchedulingPolicy/cellularDataBudget`` (a launch cut short counts
+  /// the share it ran), and a launch expected to transfer more than what is
+  /// left waits. `nil`: unknown, nothing counted.
+  public var bytesPerLaunch: Int64?
 
-  /// A behaviour; the defaults: about 10 s, always succeeds, honours expiration.
+  /// A behaviour; the defaults: about 10 s, always succeeds, honours
+  /// expiration, light on CPU, transfer unknown.
   public init(
     duration: DurationDistribution = .logNormal(median: .seconds(10), spread: 0.5),
     successProbability: Double = 1, honorsExpiration: Bool = true,
-    expirationResponse: Duration = .seconds(1), resubmitAfter: Duration? = nil, sources: [String] = []
+    expirationResponse: Duration = .seconds(1), resubmitAfter: Duration? = nil, sources: [String] = [],
+    cpuShare: Double? = nil, bytesPerLaunch: Int64? = nil
   ) {
+    self.cpuShare = cpuShare
+    self.bytesPerLaunch = bytesPerLaunch
     self.duration = duration
     self.successProbability = successProbability
     self.honorsExpiration = honorsExpiration

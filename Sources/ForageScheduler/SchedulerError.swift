@@ -17,6 +17,7 @@ public struct SchedulerError: Error, Hashable, Sendable, CustomStringConvertible
     case notPermitted
     case immediateRunIneligible
     case launchHandlerNotRegistered
+    case unsupportedTaskKind
   }
 
   private let code: Code
@@ -50,8 +51,14 @@ public struct SchedulerError: Error, Hashable, Sendable, CustomStringConvertible
   public static let launchHandlerNotRegistered = SchedulerError(
     .launchHandlerNotRegistered, identifier: nil, detail: "")
 
+  /// Forage's own: the task's kind cannot be scheduled from a task
+  /// definition. A continued-processing task starts only from a user action
+  /// in the foreground and shows its progress, so Forage refuses to submit
+  /// one for a schedule (rather than run it as processing).
+  public static let unsupportedTaskKind = SchedulerError(.unsupportedTaskKind, identifier: nil, detail: "")
+
   /// The same error with the request's identifier and an explanation.
-  func with(identifier: String?, detail: String) -> SchedulerError {
+  public func with(identifier: String?, detail: String) -> SchedulerError {
     SchedulerError(code, identifier: identifier, detail: detail)
   }
 
@@ -76,6 +83,8 @@ public struct SchedulerError: Error, Hashable, Sendable, CustomStringConvertible
       base = "the continued-processing request cannot run now and its strategy is .fail; use .queue to wait"
     case .launchHandlerNotRegistered:
       base = "no launch handler is registered for this identifier: register one before finishLaunching()"
+    case .unsupportedTaskKind:
+      base = "this kind of task cannot be submitted on a schedule"
     }
     var text = base
     if let identifier { text = "\(identifier): " + text }

@@ -1,3 +1,4 @@
+import ForageSupport
 import Foundation
 
 /// The scheduling model: every number that decides when a task launches, how
@@ -67,6 +68,22 @@ public struct SchedulingPolicy: Codable, Sendable, Hashable {
   public var processingStartJitter = SchedulerDefaults.processingStartJitter
   /// Assumed: battery level (0–1) processing on battery needs.
   public var processingMinimumBattery = SchedulerDefaults.processingMinimumBattery
+  /// Assumed: below this battery level (0–1), off external power, no refresh
+  /// or processing launch starts (Apple names a critically low battery as a
+  /// factor and gives no number).
+  public var discretionaryMinimumBattery = SchedulerDefaults.discretionaryMinimumBattery
+  /// Assumed (from crash logs developers post): the CPU monitor kills a
+  /// background launch averaging more than this share of one core over
+  /// ``cpuMonitorWindow``; it watches refresh launches always and processing
+  /// launches off external power (Apple turns it off for processing on
+  /// power). `nil` turns the monitor off.
+  public var cpuMonitorLimit: Double? = SchedulerDefaults.cpuMonitorLimit
+  /// Assumed: the window the CPU monitor averages over.
+  public var cpuMonitorWindow = SchedulerDefaults.cpuMonitorWindow
+  /// Assumed: bytes the app's background launches may transfer on an
+  /// expensive (cellular) network in any 24 hours; a launch on cellular
+  /// expected to transfer more than what is left waits. `nil`: no budget.
+  public var cellularDataBudget: Int64? = SchedulerDefaults.cellularDataBudget
   /// Whether a force-quit app's processing requests also wait for the next
   /// open. Refresh requests always do. Apple DTS says processing requests may
   /// still run after a force-quit, under tighter limits; the model
@@ -106,6 +123,30 @@ public struct SchedulingPolicy: Codable, Sendable, Hashable {
     case .processing: return processingBudget
     case .continuedProcessing: return continuedProcessingBudget
     }
+  }
+
+  /// Whether the CPU monitor watches a launch of `kind` on a device
+  /// `charging` or not: refresh launches always, processing launches only
+  /// off external power, continued processing never (the user started it).
+  public func cpuMonitorWatches(_ kind: TaskKind, charging: Bool) -> Bool {
+    guard cpuMonitorLimit != nil else { return false }
+    switch kind {
+    case .appRefresh: return true
+    case .processing: return !charging
+    case .continuedProcessing: return false
+    }
+  }
+
+  /// When the CPU monitor kills a watched launch using `cpuShare` of one
+  /// core (CPU seconds per second): once its CPU time reaches
+  /// `limit × window`, if it averages more than the limit; nil when it
+  /// never does.
+  ///
+  ///     SchedulingPolicy().cpuMonitorKill(cpuShare: 1.0)   // 48 s
+  public func cpuMonitorKill(cpuShare: Double) -> Duration? {
+    guard let limit = cpuMonitorLimit, cpuShare > limit, cpuShare.isFinite else { return nil }
+    let allowed = limit * cpuMonitorWindow.seconds
+    return .milliseconds(Int64((allowed / cpuShare * 1000).rounded(.up)))
   }
 
   /// Refresh launches allowed in a day for an app opened `opensPerDay` times

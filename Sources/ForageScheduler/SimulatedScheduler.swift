@@ -34,6 +34,8 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
   /// Live launches started by `forceLaunch` and still running; the clock
   /// waits for them before it moves.
   private let inFlight = Locked<[Task<Void, Never>]>([])
+  /// Reads the process's CPU time, around each live launch (the CPU monitor).
+  private let cpuClock = Locked<@Sendable () -> Duration>(ProcessCPU.time)
   private let log: SchedulerLog
   /// How rule violations are handled.
   public let enforcement: RuleEnforcement
@@ -238,10 +240,36 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
   private func runLive(_ start: SimulationEngine.LiveStart) async {
     let policy = engine.withLock { $0.policy }
     let timeout = start.task.kind == .continuedProcessing ? policy.continuedProcessingProgressTimeout : nil
+    let cpuTime = cpuClock.withLock { $0 }
+    let cpuBefore = cpuTime()
     let result = await LiveLaunch.run(
       start.task, handler: start.handler, budget: start.budget, grace: policy.expirationGrace, progressTimeout: timeout,
       budgetReason: start.budgetReason)
-    engine.withLock { $0.finishLive(start.launch, result) }
+    let cpu = cpuTime() - cpuBefore
+    engine.withLock { $0.finishLive(start.launch, result, cpu: cpu) }
+  }
+
+  /// Replaces how the CPU time of live launches is read: by default the
+  /// whole process's (`getrusage`), read as each live launch starts and
+  /// ends, so launches running at once (``forceLaunch(_:)``) share it. A
+  /// test passes a clock its handler advances:
+  ///
+  ///     let used = Locked(Duration.zero)
+  ///     scheduler.measureCPUTime { used.withLock { $0 } }
+  ///
+  /// A launch the CPU monitor watches (``SchedulingPolicy/cpuMonitorLimit``)
+  /// that used more than the limit's CPU time, at more than the limit on
+  /// average, is recorded as killed (`cpu monitor`) when it ends.
+  public func measureCPUTime(with read: @escaping @Sendable () -> Duration) {
+    cpuClock.withLock { $0 = read }
+  }
+
+  /// Tells the scheduler how many bytes a launch of `identifier` (a live
+  /// handler) is expected to transfer, for the cellular data budget, until a
+  /// launch reports its own (``BackgroundTask/reportTransferred(bytes:)``).
+  /// A model handler's figure is its ``ModelBehavior/bytesPerLaunch``.
+  public func expectTransfer(_ bytes: Int64, for identifier: String) {
+    engine.withLock { $0.expectedTransfer[identifier] = bytes }
   }
 
   // MARK: - Controls

@@ -57,6 +57,8 @@ extension SimulationEngine {
       return .blocked(reason, wake: reason == .penalty ? penaltyUntil : nil)
     }
     if request.kind == .continuedProcessing { return .launch }
+    let hold = dataBudgetHold(request)
+    if hold.held { return .blocked(.dataBudget, wake: hold.wake) }
     if request.kind == .appRefresh {
       if policy.refreshPlacement == .asSoonAsEligible { return .launch }
       let allowance = refreshAllowance

@@ -11,6 +11,8 @@ struct SimulationEngine: Sendable {
     case expire(launch: Int, reason: ExpirationReason)
     case respond(launch: Int)
     case kill(launch: Int)
+    /// The CPU monitor's kill, if the launch is still due it then.
+    case cpuKill(launch: Int)
   }
 
   enum Mode: Sendable {
@@ -24,6 +26,11 @@ struct SimulationEngine: Sendable {
     let start: Int64
     var expired = false
     let mode: Mode
+    /// Launched on an expensive network: its transfer counts against the
+    /// cellular data budget.
+    var onCellular = false
+    /// When the CPU monitor kills this model launch (nil: it does not).
+    var cpuKillAt: Int64?
   }
 
   struct Plan: Sendable {
@@ -87,6 +94,11 @@ struct SimulationEngine: Sendable {
   let earlyRefreshExpirationChance: Double
   var refreshLaunches: [Int64] = []
   var penaltyUntil: Int64 = .min
+  /// Bytes transferred on cellular, by when, for the data budget (the last 24 h).
+  var cellularUsage: [(time: Int64, bytes: Int64)] = []
+  /// For live handlers: the bytes the next launch is expected to transfer
+  /// (declared, then each launch's report).
+  var expectedTransfer: [String: Int64] = [:]
   var launchCounter = 0
   var scheduledWake: Int64?
   var needsEvaluation = true
@@ -126,12 +138,14 @@ struct SimulationEngine: Sendable {
 
   mutating func record(
     _ kind: TraceEvent.Kind, _ id: String? = nil, launch: Int? = nil, success: Bool? = nil, reason: String? = nil,
-    conditions: DeviceConditions? = nil, duration: Double? = nil, sources: [String]? = nil, earliest: Date? = nil
+    conditions: DeviceConditions? = nil, duration: Double? = nil, sources: [String]? = nil, earliest: Date? = nil,
+    bytes: Int64? = nil
   ) {
     var e = TraceEvent(
       time: clock.date(now), kind: kind, identifier: id, launch: launch, success: success, reason: reason,
       conditions: conditions, duration: duration, refreshedSources: sources)
     e.earliestBeginDate = earliest
+    e.transferredBytes = bytes
     traceEvents.append(e)
   }
 
@@ -178,6 +192,7 @@ struct SimulationEngine: Sendable {
       batteryAnchor = (now, batteryLevel)
       conditions.isCharging = on
       if !on { cutShort(where: { $0.requiresExternalPower }, reason: .powerLost) }
+      watchCPU(charging: on)
     case .batteryLevel(let level):
       batteryAnchor = (now, min(1, max(0, level)))
     case .network(let status):
@@ -359,6 +374,8 @@ struct SimulationEngine: Sendable {
       complete(launch: launch, success: false)
     case .kill(let launch):
       kill(launch: launch)
+    case .cpuKill(let launch):
+      cpuKill(launch: launch)
     }
   }
 
@@ -389,35 +406,128 @@ struct SimulationEngine: Sendable {
     guard let id = runningID(launch), let r = running.removeValue(forKey: id) else { return }
     guard case .model(let behavior, let durationMs) = r.mode else { return }
     let elapsed = now - r.start
+    let bytes = chargeTransfer(r, elapsed: elapsed)
     var sources = behavior.sources
     if !success || elapsed < durationMs {
       let share = durationMs > 0 ? Double(elapsed) / Double(durationMs) : 1
       sources = Array(behavior.sources.prefix(success ? behavior.sources.count : Int(Double(behavior.sources.count) * min(1, share))))
     }
-    record(.completed, id, launch: launch, success: success, duration: Double(elapsed) / 1000, sources: sources)
+    record(.completed, id, launch: launch, success: success, duration: Double(elapsed) / 1000, sources: sources, bytes: bytes)
   }
 
   mutating func kill(launch: Int) {
     guard let id = runningID(launch), let r = running.removeValue(forKey: id) else { return }
-    record(.killed, id, launch: launch, reason: "ignored expiration", duration: Double(now - r.start) / 1000)
+    let bytes = chargeTransfer(r, elapsed: now - r.start)
+    record(
+      .killed, id, launch: launch, reason: KillReason.ignoredExpiration.rawValue, duration: Double(now - r.start) / 1000,
+      bytes: bytes)
     penaltyUntil = now + policy.killPenalty.milliseconds
   }
 
+  /// The CPU monitor kills a model launch (no expiration handler, no
+  /// penalty: see `docs/scheduling-model.md`).
+  mutating func cpuKill(launch: Int) {
+    guard let id = runningID(launch), let r = running[id], r.cpuKillAt == now else { return }
+    running[id] = nil
+    let bytes = chargeTransfer(r, elapsed: now - r.start)
+    record(.killed, id, launch: launch, reason: KillReason.cpuMonitor.rawValue, duration: Double(now - r.start) / 1000, bytes: bytes)
+  }
+
+  /// After the device was plugged in or unplugged: the CPU monitor stops
+  /// or starts watching running processing launches (model mode; a live
+  /// launch's CPU is judged when it ends).
+  mutating func watchCPU(charging: Bool) {
+    for id in running.keys.sorted() {
+      guard var r = running[id], r.request.kind == .processing, case .model(let behavior, _) = r.mode else { continue }
+      if !policy.cpuMonitorWatches(r.request.kind, charging: charging) {
+        r.cpuKillAt = nil
+      } else if r.cpuKillAt == nil, let share = behavior.cpuShare, let after = policy.cpuMonitorKill(cpuShare: share) {
+        r.cpuKillAt = now + after.milliseconds
+        queue.push(r.cpuKillAt!, .cpuKill(launch: r.launch))
+      }
+      running[id] = r
+    }
+  }
+
+  // MARK: - Data budget
+
+  /// The bytes a model launch transferred (its `bytesPerLaunch`, or the
+  /// share of it the launch ran), counted against the data budget when it
+  /// ran on cellular.
+  mutating func chargeTransfer(_ r: Running, elapsed: Int64) -> Int64? {
+    guard case .model(let behavior, let durationMs) = r.mode, let bytes = behavior.bytesPerLaunch else { return nil }
+    let share = durationMs > 0 ? min(1, Double(max(0, elapsed)) / Double(durationMs)) : 1
+    let used = Int64((Double(bytes) * share).rounded())
+    if r.onCellular && used > 0 { cellularUsage.append((now, used)) }
+    return used
+  }
+
+  /// The bytes a launch of `identifier` is expected to transfer, if known.
+  func expectedBytes(_ identifier: String) -> Int64? {
+    models[identifier]?.bytesPerLaunch ?? expectedTransfer[identifier]
+  }
+
+  /// Whether the cellular data budget holds `request` back now, and until
+  /// when (nil: until something else changes, e.g. Wi-Fi).
+  mutating func dataBudgetHold(_ request: AnyTaskRequest) -> (held: Bool, wake: Int64?) {
+    guard let budget = policy.cellularDataBudget, request.kind != .continuedProcessing, conditions.network.isExpensive,
+      let need = expectedBytes(request.identifier), need > 0
+    else { return (false, nil) }
+    if let first = cellularUsage.first, first.time <= now - SimulationEngine.dayMs {
+      cellularUsage.removeAll { $0.time <= now - SimulationEngine.dayMs }
+    }
+    var used = cellularUsage.reduce(Int64(0)) { $0 + $1.bytes }
+    if used + need <= budget { return (false, nil) }
+    guard need <= budget else { return (true, nil) }
+    for entry in cellularUsage {
+      used -= entry.bytes
+      if used + need <= budget { return (true, entry.time + SimulationEngine.dayMs + 1) }
+    }
+    return (true, nil)
+  }
+
   /// Records the end of a live launch (the virtual clock waited for it).
-  mutating func finishLive(_ launch: Int, _ result: LiveLaunch.Result) {
+  ///
+  /// - Parameter cpu: the CPU time the process used during the launch;
+  ///   a launch the CPU monitor watches that averaged more than its limit
+  ///   long enough is recorded as killed by it, at the instant it would
+  ///   have crossed the limit.
+  mutating func finishLive(_ launch: Int, _ result: LiveLaunch.Result, cpu: Duration? = nil) {
     guard let id = runningID(launch), let r = running.removeValue(forKey: id) else { return }
     guard case .live(let task) = r.mode else { return }
+    needsEvaluation = true
+    let bytes = task.transferredBytes
+    if let bytes {
+      expectedTransfer[id] = bytes
+      if r.onCellular && bytes > 0 { cellularUsage.append((now, bytes)) }
+    }
+    let watched = policy.cpuMonitorWatches(task.kind, charging: task.conditions.isCharging)
+    if watched, let at = cpuKillTime(cpu: cpu, elapsed: result.elapsed) {
+      record(.killed, id, launch: launch, reason: KillReason.cpuMonitor.rawValue, duration: at.seconds, bytes: bytes)
+      return
+    }
     if result.expired && !r.expired {
       record(.expired, id, launch: launch, reason: (result.expirationReason ?? .budget).rawValue)
     }
     switch result.outcome {
     case .completed(let success):
-      record(.completed, id, launch: launch, success: success, duration: result.elapsed.seconds, sources: task.refreshedSources)
+      record(
+        .completed, id, launch: launch, success: success, duration: result.elapsed.seconds, sources: task.refreshedSources,
+        bytes: bytes)
     case .killed:
-      record(.killed, id, launch: launch, reason: "ignored expiration", duration: result.elapsed.seconds)
+      record(
+        .killed, id, launch: launch, reason: KillReason.ignoredExpiration.rawValue, duration: result.elapsed.seconds,
+        bytes: bytes)
       penaltyUntil = now + policy.killPenalty.milliseconds
     }
-    needsEvaluation = true
+  }
+
+  /// When the CPU monitor would have killed a watched live launch that used
+  /// `cpu` over `elapsed` (its average taken as steady); nil when never.
+  func cpuKillTime(cpu: Duration?, elapsed: Duration) -> Duration? {
+    guard let cpu, elapsed > .zero else { return nil }
+    guard let at = policy.cpuMonitorKill(cpuShare: cpu.seconds / elapsed.seconds) else { return nil }
+    return at <= elapsed ? at : nil
   }
 
   // MARK: - Launching
@@ -449,7 +559,15 @@ struct SimulationEngine: Sendable {
       }
       let d = behavior.duration.sampleMilliseconds(using: &random)
       let success = random.chance(behavior.successProbability)
-      running[id] = Running(launch: n, request: request, start: now, mode: .model(behavior, durationMs: d))
+      var run = Running(launch: n, request: request, start: now, mode: .model(behavior, durationMs: d))
+      run.onCellular = c.network.isExpensive
+      if policy.cpuMonitorWatches(request.kind, charging: c.isCharging), let share = behavior.cpuShare,
+        let after = policy.cpuMonitorKill(cpuShare: share)
+      {
+        run.cpuKillAt = now + after.milliseconds
+        queue.push(run.cpuKillAt!, .cpuKill(launch: n))
+      }
+      running[id] = run
       if d <= budget.milliseconds {
         queue.push(now + d, .finish(launch: n, success: success))
       } else {
@@ -463,7 +581,9 @@ struct SimulationEngine: Sendable {
       let deadline = ContinuousClock.now + budget
       let task = BackgroundTask(
         request: request, conditions: c, launchNumber: n, remainingBudget: { deadline - ContinuousClock.now })
-      running[id] = Running(launch: n, request: request, start: now, mode: .live(task))
+      var run = Running(launch: n, request: request, start: now, mode: .live(task))
+      run.onCellular = c.network.isExpensive
+      running[id] = run
       pendingLive = LiveStart(launch: n, task: task, handler: handler, budget: budget, budgetReason: budgetReason)
     } else {
       // Only reachable if a handler disappeared; record it as a failed launch.

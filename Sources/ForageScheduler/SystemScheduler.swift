@@ -282,7 +282,7 @@ public final class SystemScheduler: TaskScheduler, Sendable {
                       refreshedSources: launch.task.refreshedSources))
     case .killed:
       log.write("\(id) ignored its expiration and was abandoned after the grace; no launches for \(TraceFormat.duration(seconds: policy.killPenalty.seconds))")
-      emit(TraceEvent(time: now, kind: .killed, identifier: id, launch: n, reason: "ignored expiration", duration: result.elapsed.seconds))
+      emit(TraceEvent(time: now, kind: .killed, identifier: id, launch: n, reason: KillReason.ignoredExpiration.rawValue, duration: result.elapsed.seconds))
     }
     state.withLock { s in
       s.running[id] = nil

@@ -66,6 +66,11 @@ public enum DeferralReason: String, Codable, Sendable, Hashable, CaseIterable, C
   case thermal
   case alreadyRunning
   case continuedProcessingBusy
+  /// The battery was critically low and the device not charging.
+  case criticalBattery
+  /// On cellular, the launch would transfer more than what is left of the
+  /// app's cellular data budget.
+  case dataBudget
 
   public static func < (a: DeferralReason, b: DeferralReason) -> Bool { a.rawValue < b.rawValue }
 
@@ -86,6 +91,8 @@ public enum DeferralReason: String, Codable, Sendable, Hashable, CaseIterable, C
     case .thermal: "the device was too hot"
     case .alreadyRunning: "the previous launch of the same task was still running"
     case .continuedProcessingBusy: "another continued-processing task was running"
+    case .criticalBattery: "the battery was critically low and the device not charging (discretionary work waits for a charge)"
+    case .dataBudget: "the app's cellular data budget was used up (a launch on cellular expected to transfer more than what was left waited for Wi-Fi or for the budget to recover)"
     }
   }
 }
@@ -112,6 +119,7 @@ public struct TraceEvent: Codable, Sendable, Hashable, CustomStringConvertible {
   /// For `completed`: whether the task reported success.
   public var success: Bool?
   /// For `expired`: the cause (`budget`, `deviceInUse`, `powerLost`, …); for
+  /// `killed`: why (``KillReason``: `ignored expiration`, `cpu monitor`); for
   /// `rejected`: the error; for `launched`: `forced` when bypassing the rules.
   public var reason: String?
   /// For `launched`: the conditions at launch.
@@ -122,6 +130,10 @@ public struct TraceEvent: Codable, Sendable, Hashable, CustomStringConvertible {
   public var refreshedSources: [String]?
   /// For `submitted` and `launched`: the request's earliest begin date.
   public var earliestBeginDate: Date?
+  /// For `completed` and `killed`: the bytes the launch transferred, when
+  /// known (a live handler's ``BackgroundTask/reportTransferred(bytes:)``,
+  /// or the share of a model's ``ModelBehavior/bytesPerLaunch`` it ran).
+  public var transferredBytes: Int64?
 
   /// An event; only `time` and `kind` are required.
   public init(
@@ -149,6 +161,7 @@ public struct TraceEvent: Codable, Sendable, Hashable, CustomStringConvertible {
     if let reason { line += " (\(reason))" }
     if let conditions { line += " [\(conditions)]" }
     if let earliestBeginDate, kind == .submitted { line += " earliest " + TraceFormat.timestamp(earliestBeginDate) }
+    if let transferredBytes { line += " \(transferredBytes) bytes" }
     if let refreshedSources, !refreshedSources.isEmpty { line += " sources: " + refreshedSources.joined(separator: ",") }
     return line
   }

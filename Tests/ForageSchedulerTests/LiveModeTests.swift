@@ -148,9 +148,10 @@ import Testing
     try s.submit(ProcessingTaskRequest(identifier: "crawl"))
     let crawl = s.forceLaunch("crawl")
     #expect(await crawl.outcome() == .completed(success: false))
+    // Cut at the pick-up (50 ms in), not at the 2 s budget: the reason says
+    // which (no timing threshold, the machine may be busy).
     #expect(crawl.task?.expirationReason == .deviceInUse)
-    let ran = try #require(s.trace.events(for: "crawl").first { $0.kind == .completed }?.duration)
-    #expect(ran < 1.5, "cut at the pick-up (50 ms), not at the 2 s budget: ran \(ran) s")
+    #expect(s.trace.events(for: "crawl").first { $0.kind == .expired }?.expirationReason == .deviceInUse)
 
     var refreshPolicy = policy
     refreshPolicy.appRefreshBudget = .milliseconds(300)

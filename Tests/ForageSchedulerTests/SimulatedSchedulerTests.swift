@@ -8,9 +8,10 @@ import Testing
   let crawlID = "com.example.crawl"
 
   /// A scheduler with a refresh task on daily opens at 08:00, submitted on
-  /// entering the background.
+  /// entering the background; a device on battery charges at night.
   func refreshScheduler(_ initial: DeviceConditions = .onBatteryCellular, extra: [DeviceEvent] = [], days count: Int = 10) -> SimulatedScheduler {
-    let s = scripted(initial, dailyOpens(at: 8, days: count) + extra)
+    let charge = initial.isCharging ? [] : nightlyCharge(days: count)
+    let s = scripted(initial, dailyOpens(at: 8, days: count) + charge + extra)
     s.register(refreshID, model: ModelBehavior(duration: .constant(.seconds(5)), resubmitAfter: .seconds(900), sources: ["prices"]))
     s.submitWhenEnteringBackground(AppRefreshTaskRequest(identifier: refreshID))
     s.finishLaunching()
@@ -194,8 +195,10 @@ import Testing
     #expect(await s.launch(crawlID) == .deferred(.deviceInUse))
     s.device.putDown()
     s.device.unplug()
-    s.device.battery(0.1)
+    s.device.battery(0.25)
     #expect(await s.launch(crawlID) == .deferred(.lowBattery))
+    s.device.battery(0.1)
+    #expect(await s.launch(crawlID) == .deferred(.criticalBattery))
     #expect(s.conditions.isCharging == false)
   }
 

@@ -35,6 +35,14 @@ func dailyOpens(at hour: Double, days count: Int, session: Duration = .seconds(3
   (0..<count).map { DeviceEvent(at: hours(Double($0) * 24 + hour), .appOpened(session: session)) }
 }
 
+/// A device on battery plugged in from 00:00 to 05:00 each night for
+/// `count` days (it charges full, then drains through the day).
+func nightlyCharge(days count: Int) -> [DeviceEvent] {
+  (0..<count).flatMap { day in
+    [DeviceEvent(at: hours(Double(day) * 24), .charging(true)), DeviceEvent(at: hours(Double(day) * 24 + 5), .charging(false))]
+  }
+}
+
 /// Encodes a trace deterministically.
 func encoded(_ trace: Trace) throws -> Data {
   let encoder = JSONEncoder()

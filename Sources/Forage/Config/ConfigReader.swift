@@ -191,7 +191,7 @@ struct ConfigReader {
     "userAgent", "concurrency", "perHostConcurrency", "perHostDelay", "adaptiveDelay", "timeout", "connectTimeout",
     "maxBodySize", "robotsTxt", "retries", "headers", "headersFromEnv", "secretOrigins", "cookies",
   ]
-  static let taskKeys = ["id", "kind", "every", "budget", "requiresNetwork", "requiresExternalPower", "sources"]
+  static let taskKeys = ["id", "kind", "every", "budget", "requiresNetwork", "requiresExternalPower", "sources", "cpu", "transfer"]
   static let sourceKeys = [
     "name", "url", "urls", "feed", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly", "charset",
     "notifyWhen", "notifyVia", "history", "sitemap", "sitemapFilter",
@@ -336,6 +336,10 @@ struct ConfigReader {
     }
     if let n = bool(m["requiresNetwork"], at: join(path, "requiresNetwork")) { task.requiresNetwork = n }
     if let p = bool(m["requiresExternalPower"], at: join(path, "requiresExternalPower")) { task.requiresExternalPower = p }
+    // A share of one core (CPU seconds per second), for the simulator's CPU
+    // monitor; 64 cores is far past any phone.
+    task.cpu = number(m["cpu"], at: join(path, "cpu"), in: 0...64)
+    task.transfer = size(m["transfer"], at: join(path, "transfer")).map(Int64.init)
     return task
   }
 

@@ -51,11 +51,14 @@ extension FetchSettings {
 
 extension TaskDefinition {
   var jsonValue: JSONValue {
-    .object([
+    var m: [(key: String, value: JSONValue)] = [
       ("id", .string(id)), ("kind", .string(kind.rawValue)), ("every", .string(Units.format(every))),
       ("budget", .string(Units.format(budget))), ("requiresNetwork", .bool(requiresNetwork)),
       ("requiresExternalPower", .bool(requiresExternalPower)), ("sources", .array(sources.map(JSONValue.string))),
-    ])
+    ]
+    if let cpu { m.append(("cpu", .number(cpu))) }
+    if let transfer { m.append(("transfer", .number(Double(transfer)))) }
+    return .object(m)
   }
 }
 

@@ -4,6 +4,11 @@ import ForageScheduler
 ///
 ///     TaskDefinition(id: "com.example.refresh", kind: .appRefresh, every: .seconds(900),
 ///                    budget: .seconds(30), sources: ["prices"])
+///
+/// Only `appRefresh` and `processing` tasks can be scheduled: a task whose
+/// kind is `continuedProcessing` is refused when submitted
+/// (`SchedulerError.unsupportedTaskKind`), since iOS starts one only from a
+/// user action in the foreground.
 public struct TaskDefinition: Sendable, Hashable {
   /// The task identifier (as in BGTaskSchedulerPermittedIdentifiers).
   public var id: String
@@ -16,15 +21,28 @@ public struct TaskDefinition: Sendable, Hashable {
   /// The time a launch may take before it must stop and save its work
   /// (by default the kind's `defaultBudget`).
   public var budget: Duration
+  /// Processing launches wait for a network (Apple's
+  /// `requiresNetworkConnectivity`).
   public var requiresNetwork: Bool
+  /// Processing launches wait for external power (Apple's
+  /// `requiresExternalPower`).
   public var requiresExternalPower: Bool
   /// Names of the sources a launch refreshes.
   public var sources: [String]
+  /// The CPU a launch uses while it runs, as a share of one core (`0.6`;
+  /// `2` is two cores busy), for the simulator's CPU monitor: on battery,
+  /// a launch above its limit is killed. `nil`: light work (a crawl mostly
+  /// waits for the network).
+  public var cpu: Double?
+  /// The bytes a launch transfers, for the simulator's cellular data budget
+  /// when the store has no runs of the task to average. `nil`: unknown.
+  public var transfer: Int64?
 
+  /// A task; `budget` defaults to the kind's.
   public init(
     id: String, kind: TaskKind = .appRefresh, every: Duration = .seconds(900),
     budget: Duration? = nil, requiresNetwork: Bool = true, requiresExternalPower: Bool = false,
-    sources: [String]
+    sources: [String], cpu: Double? = nil, transfer: Int64? = nil
   ) {
     self.id = id
     self.kind = kind
@@ -33,5 +51,7 @@ public struct TaskDefinition: Sendable, Hashable {
     self.requiresNetwork = requiresNetwork
     self.requiresExternalPower = requiresExternalPower
     self.sources = sources
+    self.cpu = cpu
+    self.transfer = transfer
   }
 }

@@ -78,14 +78,25 @@ public struct TaskRunner: Sendable {
   }
 
   /// The request that schedules `task`.
-  public static func request(for task: TaskDefinition, earliestBeginDate: Date?) -> any TaskRequest {
+  ///
+  /// - Throws: `SchedulerError.unsupportedTaskKind` for a
+  ///   `continuedProcessing` task: iOS starts one only from a user action
+  ///   in the foreground, shows its progress and ends it when progress
+  ///   stops, which a schedule cannot express; it is refused rather than
+  ///   submitted as a processing request.
+  public static func request(for task: TaskDefinition, earliestBeginDate: Date?) throws(SchedulerError) -> any TaskRequest {
     switch task.kind {
     case .appRefresh:
       return AppRefreshTaskRequest(identifier: task.id, earliestBeginDate: earliestBeginDate)
-    case .processing, .continuedProcessing:
+    case .processing:
       return ProcessingTaskRequest(
         identifier: task.id, earliestBeginDate: earliestBeginDate,
         requiresNetworkConnectivity: task.requiresNetwork, requiresExternalPower: task.requiresExternalPower)
+    case .continuedProcessing:
+      throw SchedulerError.unsupportedTaskKind.with(
+        identifier: task.id,
+        detail: "a continuedProcessing task starts only from a user action in the foreground and must report progress, "
+          + "so it cannot be submitted on a schedule; use processing, or submit a ContinuedProcessingTaskRequest from the user's action")
     }
   }
 
