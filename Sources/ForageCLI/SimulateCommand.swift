@@ -15,37 +15,46 @@ struct SimulateCommand: Command {
       "--profile", "NAME|FILE",
       "commuter, night-charger, heavy-user, rarely-used, server, or a JSON profile file.",
       default: "commuter"),
-    .option("--seed", "S", "Random seed; the same seed gives the same trace.", default: "1"),
+    .option(
+      "--seed", "S",
+      "The first seed; given alone, one run of seed S (the same seed gives the same trace).", default: "1"),
     .option(
       "--seeds", "N",
-      "Run seeds S to S+N-1 and report each figure as the median over them with its p10-p90 range (1 to 1000).",
-      default: "1"),
+      "Run seeds S to S+N-1 and report each figure as the median over them with its p10-p90 range (1 to 1000); "
+        + "without --seed, --live or --trace, \(SimulateCommand.defaultSeeds).",
+      default: "\(SimulateCommand.defaultSeeds)"),
     .flag(
       "--refresh-on-open",
       "The app fetches every source when the user opens it: each open counts as a refresh (the profile's refreshOnOpen)."),
-    .flag("--live", "Run the real jobs (writes to the store)."),
+    .flag("--live", "Run the real jobs (writes to the store); one seed."),
     .option("--store", "PATH", "SQLite file.", default: "the config's, beside the config"),
-    .flag("--trace", "Also print every launch, expiration, completion and kill."),
+    .flag("--trace", "Also print every launch, expiration, completion and kill; one seed."),
     .flag("--json", "Print the forecast (and trace) as JSON."),
   ]
   static let discussion = """
     Simulates the config's background tasks on a device for N days, under
     the scheduling model of docs/scheduling-model.md (launch placement,
     daily allowance, idle windows, power and network, Low Power Mode,
-    expiration and kills), with a virtual clock: a year takes about a second.
-    Prints launches, expirations and kills per task, and the freshness
-    forecast: for each source, the age of its data at each simulated app
-    open (median, 95th percentile, worst). One seed is one possible run;
-    with --seeds N each figure is the median over N seeds with the range
-    from the 10th to the 90th percentile.
+    expiration and kills, the CPU monitor, a critically low battery, the
+    cellular data budget), with a virtual clock: a year of one seed takes a
+    fraction of a second. Prints launches, expirations and kills per task,
+    and the freshness forecast: for each source, the age of its data at each
+    simulated app open (median, 95th percentile, worst). One seed is one
+    possible run, so by default \(SimulateCommand.defaultSeeds) seeds run, 1 to \(SimulateCommand.defaultSeeds), and each figure is
+    the median over them with the range from the 10th to the 90th
+    percentile; --seeds N sets how many, and --seed S alone gives the one
+    run of seed S.
 
     Launches take a duration drawn from the task's recorded runs in the store
     when there are any (median of the last 50 that did not fail), else a
-    default (about 10s for refresh tasks, 60s for processing tasks). With
-    --live, each launch runs the real job against the real network instead,
-    its budget measured in real time while the virtual clock waits; a source
-    counts as refreshed only when its launch completed its crawl with at
-    least one page answered (the "failed" column counts the others).
+    default (about 10s for refresh tasks, 60s for processing tasks); the
+    same runs' average bytes (else the task's "transfer") count against the
+    cellular data budget, and the task's "cpu" decides whether the CPU
+    monitor kills a launch on battery. With --live, each launch runs the
+    real job against the real network instead, its budget measured in real
+    time while the virtual clock waits; a source counts as refreshed only
+    when its launch completed its crawl with at least one page answered
+    (the "failed" column counts the others).
 
     With --refresh-on-open, the age at an open is what the user sees before
     the app's own fetch on opening lands: the time since the later of the
@@ -55,8 +64,11 @@ struct SimulateCommand: Command {
   var config = Defaults.configFile
   var days = 7
   var profile = "commuter"
+  /// Seeds run when none is named and neither --live nor --trace is given.
+  static let defaultSeeds = 5
+
   var seed: UInt64 = 1
-  var seeds = 1
+  var seeds = defaultSeeds
   var live = false
   var refreshOnOpen = false
   var store: String?
@@ -70,11 +82,13 @@ struct SimulateCommand: Command {
       days = n
     }
     profile = try args.option("--profile") ?? profile
-    if let s = try args.option("--seed") {
+    let seedGiven = try args.option("--seed")
+    if let s = seedGiven {
       guard let n = UInt64(s) else { throw UsageError("--seed expects a whole number, not \"\(s)\"") }
       seed = n
     }
-    if let n = try args.option("--seeds") {
+    let seedsGiven = try args.option("--seeds")
+    if let n = seedsGiven {
       guard let count = Int(n), count >= 1, count <= 1000 else {
         throw UsageError("--seeds expects a number from 1 to 1000, not \"\(n)\"")
       }
@@ -86,6 +100,9 @@ struct SimulateCommand: Command {
     trace = args.flag("--trace")
     json = args.flag("--json")
     try args.expectNoMore()
+    // One run when a seed is named, or for what only one run can give: the
+    // real jobs, or a trace.
+    if seedsGiven == nil && (seedGiven != nil || live || trace) { seeds = 1 }
     if seeds > 1 && live { throw UsageError("--seeds runs the model once per seed; --live runs the real jobs once, so give one or the other") }
     if seeds > 1 && trace { throw UsageError("--trace prints one seed's trace; give --seed S without --seeds") }
     guard seeds == 1 || seed <= UInt64.max - UInt64(seeds - 1) else { throw UsageError("--seed \(seed) with --seeds \(seeds) runs past the largest seed") }
