@@ -54,7 +54,7 @@ import ForageTestSupport
     let profile = #"{"name": "refresh-off", "backgroundAppRefresh": "denied", "appOpens": [{"at": "08:00", "session": "5m"}, {"at": "20:00", "session": "5m"}]}"#
     let file = try dir.write("off.json", profile)
     func prices(_ extra: [String], profile: String = file) throws -> [String: Any] {
-      let r = try runForage(["simulate", "--config", config, "--days", "14", "--profile", profile, "--json"] + extra)
+      let r = try runForage(["simulate", "--config", config, "--days", "14", "--profile", profile, "--seed", "1", "--json"] + extra)
       #expect(r.status == 0, "\(r.stderr)")
       let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
       let forecast = try #require(json["forecast"] as? [String: Any])
