@@ -31,6 +31,8 @@ struct Argument: Sendable, Equatable {
   var defaultShown: String?
   /// An option the command cannot run without (shown without brackets).
   var isRequired = false
+  /// A positional that takes every remaining bare word (`URL ...`); the last one.
+  var isVariadic = false
 
   /// A flag: `--json`.
   static func flag(_ name: String, short: String? = nil, _ help: String) -> Argument {
@@ -62,6 +64,12 @@ struct Argument: Sendable, Equatable {
     Argument(name: valueName, valueName: valueName, kind: .positional, help: help, defaultShown: defaultShown)
   }
 
+  /// Positional arguments that may be given any number of times, none included:
+  /// `[URL ...]`. It must be the command's last positional.
+  static func variadicPositional(_ valueName: String, _ help: String) -> Argument {
+    Argument(name: valueName, valueName: valueName, kind: .positional, help: help, isVariadic: true)
+  }
+
   /// Whether the argument takes a value after its name.
   var takesValue: Bool { kind == .option || kind == .repeatable }
 
@@ -72,7 +80,7 @@ struct Argument: Sendable, Equatable {
     case .flag: name
     case .option: "\(name) \(valueName ?? "VALUE")"
     case .repeatable: "\(name) \(valueName ?? "VALUE") ..."
-    case .positional: name
+    case .positional: isVariadic ? "\(name) ..." : name
     }
   }
 

@@ -91,7 +91,7 @@ struct ArgumentList {
     if positionals.count < required.count {
       throw UsageError("missing \(required[positionals.count].name)")
     }
-    if positionals.count > expected.count {
+    if positionals.count > expected.count, expected.last?.isVariadic != true {
       throw UsageError("unexpected argument \"\(positionals[expected.count])\"")
     }
   }
@@ -143,6 +143,14 @@ struct ArgumentList {
     markRead(name, as: [.positional])
     let index = declared.filter { $0.kind == .positional }.firstIndex { $0.name == name }!
     return index < positionals.count ? positionals[index] : nil
+  }
+
+  /// Every value of the variadic positional `name` (see
+  /// `Argument.variadicPositional`), in order; empty when none was given.
+  mutating func variadicPositional(_ name: String) -> [String] {
+    markRead(name, as: [.positional])
+    let index = declared.filter { $0.kind == .positional }.firstIndex { $0.name == name }!
+    return index < positionals.count ? Array(positionals[index...]) : []
   }
 
   /// Called at the end of a command's `init`. The parser has already refused

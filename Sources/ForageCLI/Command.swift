@@ -46,7 +46,7 @@ extension Command {
 var commands: [any Command.Type] {
   [
     RunCommand.self, DaemonCommand.self, SimulateCommand.self, StatusCommand.self, ChangesCommand.self, NotifyCommand.self,
-    ExportCommand.self, ReportCommand.self, QueryCommand.self, InitCommand.self, DemoCommand.self,
+    ExportCommand.self, DownloadCommand.self, ReportCommand.self, QueryCommand.self, InitCommand.self, DemoCommand.self,
   ]
 }
 

@@ -28,6 +28,8 @@ final class CurlEasy: @unchecked Sendable {
   var headerBytes = 0
   var abort: Abort?
   var continuation: CheckedContinuation<Response, any Error>?
+  /// Set for a download (``streamBody(to:)``): the body goes to its file, not `body`.
+  var sink: DownloadSink?
   private var baseConfigured = false
   private var needsFullReset = false
 
@@ -146,6 +148,17 @@ final class CurlEasy: @unchecked Sendable {
     headers = HTTPHeaders()
     continuation = nil
     url = nil
+    sink = nil
+  }
+
+  /// Makes the configured transfer a download into `sink`: bodies are not decoded (a
+  /// range of an encoded body could not be resumed) and arrive in larger pieces. The
+  /// handle is fully reset before its next request.
+  func streamBody(to sink: DownloadSink) {
+    self.sink = sink
+    _ = forage_easy_setopt_ptr(handle, CURLOPT_ACCEPT_ENCODING, nil)
+    _ = forage_easy_setopt_long(handle, CURLOPT_BUFFERSIZE, DownloadSink.receiveBufferSize)
+    needsFullReset = true
   }
 
   /// Turns the finished transfer into a response or an error (event-loop thread).
@@ -250,6 +263,7 @@ final class CurlEasy: @unchecked Sendable {
 
   /// Called by libcurl with decoded body bytes; returning less than given aborts.
   func receiveBody(_ data: UnsafeRawBufferPointer) -> Int {
+    if let sink { return receiveDownload(data, into: sink) }
     let bytes = data.assumingMemoryBound(to: UInt8.self)  // typed: appends by memcpy
     let room = limits.maxBodySize - body.count
     if bytes.count > room {
@@ -287,7 +301,7 @@ final class CurlEasy: @unchecked Sendable {
     } else if let colon = line[0..<end].firstIndex(of: UInt8(ascii: ":")) {
       let name = Self.text(line, 0, colon)
       let value = Self.text(line, colon + 1, end)
-      if colon == 14, body.isEmpty, HTTPHeaders.same(name, "Content-Length"), let length = Int(value), length > 0 {
+      if colon == 14, sink == nil, body.isEmpty, HTTPHeaders.same(name, "Content-Length"), let length = Int(value), length > 0 {
         body.reserveCapacity(min(length, limits.maxBodySize))
       }
       headers.add(name, value)

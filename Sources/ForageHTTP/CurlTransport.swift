@@ -29,8 +29,9 @@ public final class CurlTransport: Transport {
   }
 
   /// The loop for a new transfer: the current thread's when called on a loop thread
-  /// (a task preferring that executor), else the next one round-robin.
-  private var multi: CurlMulti {
+  /// (a task preferring that executor), else the next one round-robin. Downloads
+  /// (`DownloadCurl.swift`) take theirs here too.
+  var multi: CurlMulti {
     if loops.count == 1 { return loops[0] }
     if let current = loops.first(where: \.isCurrentThread) { return current }
     let index = nextLoop.withLock { next in

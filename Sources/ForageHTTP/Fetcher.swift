@@ -60,9 +60,11 @@ public enum FetchOutcome: Sendable {
 ///     case .disallowed, .outOfScope, .failed: skip(url)
 ///     }
 public actor Fetcher {
-  private let transport: any Transport
-  private let settings: FetchSettings
-  private let clock = ContinuousClock()
+  // Not private: downloads (`DownloadFetcher.swift`) share the transport, the
+  // settings, the clock and the per-host slots below.
+  let transport: any Transport
+  let settings: FetchSettings
+  let clock = ContinuousClock()
   private var random: AnyRandom
   private let environment: [String: String]
   private let cookies = CookieJar()
@@ -319,7 +321,7 @@ public actor Fetcher {
     }
   }
 
-  private func headers(
+  func headers(
     for url: WebURL, original: WebURL, settings: FetchSettings, validators: Validators?
   ) -> HTTPHeaders {
     var headers = HTTPHeaders()
@@ -355,9 +357,9 @@ public actor Fetcher {
 
   // MARK: Per-host and global slots
 
-  private enum Acquired { case acquired, deferred(String), cancelled }
+  enum Acquired { case acquired, deferred(String), cancelled }
 
-  private static func key(_ url: WebURL) -> String? {
+  static func key(_ url: WebURL) -> String? {
     guard url.isHTTP else { return nil }
     return url.origin
   }
@@ -382,7 +384,7 @@ public actor Fetcher {
       maxDelay: settings.maxPerHostDelay, adaptive: settings.adaptiveDelay)
   }
 
-  private func acquire(_ key: String, settings: FetchSettings, deadline: ContinuousClock.Instant?) async
+  func acquire(_ key: String, settings: FetchSettings, deadline: ContinuousClock.Instant?) async
     -> Acquired
   {
     while true {
@@ -427,7 +429,7 @@ public actor Fetcher {
     if globalActive < settings.concurrency { wakeOne(Self.globalKey) }
   }
 
-  private func release(_ key: String, elapsed: Duration, outcome: HostSlot.Outcome) {
+  func release(_ key: String, elapsed: Duration, outcome: HostSlot.Outcome) {
     if let box = slots[key] { box.slot.finished(now: clock.now, elapsed: elapsed, outcome: outcome) }
     globalActive -= 1
     wakeOne(key)

@@ -107,6 +107,7 @@ extension Migrator {
   /// | `runs` | task runs; `sources` and `summary` as JSON | `id` |
   /// | `robots` | robots.txt answers per origin, kept until `expires_at` (see `RobotsFile`) | `origin` |
   /// | `pending_requests` | task requests not yet run, replaced as a set (see `PendingTaskRequest`) | `identifier` |
+  /// | `downloads` (v9) | background downloads: URL, folder, file name, expected size and SHA-256, state `queued`/`claimed`/`done`/`failed`, bytes durably in the `.part`, validator, attempts, lease, final path (see `DownloadEntry`) | `id`; UNIQUE `(url, folder)`; `(state, id)` |
   ///
   /// Dates are integer milliseconds since 1970 (UTC). 64-bit fingerprints
   /// and hashes are stored by bit pattern as signed integers. Frontier
@@ -339,6 +340,40 @@ extension Migrator {
     // again). NULL for links found on pages and for rows stored before.
     migrator.register(Migration("v8-frontier-lastmod", sql: """
       ALTER TABLE frontier ADD COLUMN lastmod INTEGER;
+      """))
+    // Background downloads: one row per URL and destination folder, so a file
+    // lands there once. `bytes` counts what the `.part` file holds durably
+    // (fsynced before it is written here); `etag`/`last_modified` are the
+    // validator those bytes came with, sent back in `If-Range`; `path` is set
+    // just before the part is renamed into place, so a crash in between is
+    // recognised. Checks are comparisons, not `IN (…)` (see v3).
+    migrator.register(Migration("v9-downloads", sql: """
+      CREATE TABLE downloads (
+        id INTEGER PRIMARY KEY,
+        url TEXT NOT NULL,
+        folder TEXT NOT NULL,
+        name TEXT,
+        expected_size INTEGER,
+        expected_sha256 TEXT,
+        source TEXT,
+        state TEXT NOT NULL DEFAULT 'queued'
+          CHECK (state = 'queued' OR state = 'claimed' OR state = 'done' OR state = 'failed'),
+        bytes INTEGER NOT NULL DEFAULT 0,
+        total_size INTEGER,
+        etag TEXT,
+        last_modified TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        owner TEXT,
+        lease_until INTEGER,
+        last_error TEXT,
+        path TEXT,
+        sha256 TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        UNIQUE (url, folder)
+      ) STRICT;
+      CREATE INDEX downloads_by_state ON downloads (state, id);
       """))
     return migrator
   }

@@ -128,6 +128,45 @@ public protocol Store: AnyObject, Sendable {
   /// Identifiers must be unique.
   func replacePendingTaskRequests(_ requests: [PendingTaskRequest]) async throws
 
+  // MARK: Downloads
+
+  /// Queues a download of `request.url` into `request.folder`, or returns the one
+  /// already kept for that URL and folder (a URL lands in a folder once); `repeat`
+  /// says what happens to that one (see ``DownloadRequest/Repeat``). An existing
+  /// download not yet done takes the request's expected size and SHA-256 when it
+  /// gives them.
+  func enqueueDownload(_ request: DownloadRequest, repeat: DownloadRequest.Repeat, now: Date) async throws
+    -> DownloadEntry
+
+  /// Claims up to `limit` queued downloads, and claimed ones whose lease has passed
+  /// (a process killed mid-download), in id order after `afterID` (a worker passes
+  /// the last id it claimed, so that one it put back is not taken again at once),
+  /// for `owner` until `leaseUntil`. With `ids`, only those; with `maxRemaining`,
+  /// only downloads whose size is known (expected, or said by the server) with at
+  /// most that many bytes left to fetch (what a short launch may start).
+  func claimDownloads(
+    ids: [Int64]?, afterID: Int64, limit: Int, maxRemaining: Int?, owner: String, leaseUntil: Date, now: Date
+  ) async throws -> [DownloadEntry]
+
+  /// Writes a claimed download's progress or outcome, every field but its URL,
+  /// folder, source and creation date, when `owner` still holds it. A
+  /// `leaseUntil` extends the claim; nil ends it, and the entry's state (queued,
+  /// done or failed) is written. Returns false, writing nothing, when the claim
+  /// was lost (released, or taken over after its lease passed).
+  func updateDownload(_ entry: DownloadEntry, owner: String, leaseUntil: Date?, now: Date) async throws -> Bool
+
+  /// Returns claimed downloads to the queue: those of `owner`, or all when nil (a
+  /// single process at start, after a crash); with `ids`, only those among them (a
+  /// worker taking over a download whose part file nobody holds). Their bytes
+  /// written are kept.
+  func releaseDownloadClaims(owner: String?, ids: [Int64]?) async throws
+
+  /// Downloads in `state` (every state when nil), oldest first.
+  func downloads(state: DownloadState?, limit: Int) async throws -> [DownloadEntry]
+
+  /// One download by id, nil when there is none.
+  func download(id: Int64) async throws -> DownloadEntry?
+
   // MARK: The store as a whole
 
   /// The names of the sources the store holds records or crawls of, sorted.

@@ -101,6 +101,7 @@ import Testing
     let minimal: [String: [String]] = [
       "export": ["--store", "s.sqlite"], "query": ["p.html", "p"], "changes": ["--store", "s.sqlite"],
       "status": ["--store", "s.sqlite"], "report": ["--store", "s.sqlite", "--out", "r.html"],
+      "download": ["--list"],
     ]
     for command in commands {
       var args = try parse(command, minimal[command.name] ?? [])

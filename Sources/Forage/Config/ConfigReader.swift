@@ -194,7 +194,7 @@ struct ConfigReader {
   static let taskKeys = ["id", "kind", "every", "budget", "requiresNetwork", "requiresExternalPower", "sources", "cpu", "transfer"]
   static let sourceKeys = [
     "name", "url", "urls", "feed", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly", "charset",
-    "notifyWhen", "notifyVia", "history", "sitemap", "sitemapFilter",
+    "notifyWhen", "notifyVia", "history", "sitemap", "sitemapFilter", "downloadEnclosures",
   ]
   static let fieldKeys = [
     "css", "pointer", "path", "jsonld", "meta", "attr", "all", "type", "regex", "trim", "default", "required",
@@ -435,6 +435,8 @@ struct ConfigReader {
     }
     source.sitemap = sitemap.location
     source.sitemapFilter = sitemap.filter
+    source.downloadEnclosures = enclosureDownloads(
+      m["downloadEnclosures"], at: join(path, "downloadEnclosures"), format: format)
     sourceNotifySettings(m, at: path, into: &source)
     return name == nil ? nil : source
   }

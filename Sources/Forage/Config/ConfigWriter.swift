@@ -101,6 +101,7 @@ extension Source {
     if let fetch { m.append(("fetch", fetch.jsonValue(comparedTo: base))) }
     if critical { m.append(("critical", .bool(true))) }
     if wifiOnly { m.append(("wifiOnly", .bool(true))) }
+    if let downloadEnclosures { m.append(("downloadEnclosures", downloadEnclosures.jsonValue)) }
     m += notifyMembers
     return .object(m)
   }

@@ -61,6 +61,9 @@ public struct Source: Sendable, Hashable {
   /// must match, anywhere in it, to be fetched; nil takes every entry. It
   /// applies to pages, not to the sitemaps an index lists.
   public var sitemapFilter: String? = nil
+  /// For a feed source: its entries' enclosures are queued as downloads into a
+  /// folder (see ``EnclosureDownloads``); nil queues none.
+  public var downloadEnclosures: EnclosureDownloads? = nil
 
   public init(
     name: String, urls: [String], format: SourceFormat = .html,

@@ -71,9 +71,11 @@ extension Engine {
       permittedIdentifiers: config.tasks.map(\.id), log: log)
     // Claims left by a killed daemon go back to the queue, once: from now on
     // launches of different tasks run side by side. So do its notifications:
-    // they go again, with the same ids.
+    // they go again, with the same ids; and its downloads, resumed from their
+    // part files by the next processing launch.
     try await store.releaseClaims(owner: nil)
     try await store.releaseNotificationClaims(owner: nil)
+    try await store.releaseDownloadClaims(owner: nil, ids: nil)
     runner.register(on: scheduler)
     scheduler.finishLaunching()
     do { try await runner.submitAll(to: scheduler, now: Date()) } catch {

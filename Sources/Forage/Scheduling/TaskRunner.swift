@@ -146,6 +146,9 @@ public struct TaskRunner: Sendable {
           log.write("\(task.id): pruning the change history failed: \(error)")
         }
       }
+      // Queued downloads (feed enclosures, `forage download`) get what is left.
+      await Downloads.launch(
+        task, summary: summary, config: config, store: store, fetcher: job.fetcher, background: background, log: log)
       onFinish?(task, plan, summary)
       if summary.stoppedByBudget { throw CancellationError() }
       // A launch that left a planned source unrefreshed (every page failed,
