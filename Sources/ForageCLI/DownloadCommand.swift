@@ -86,6 +86,7 @@ struct DownloadCommand: Command {
     }
     let downloads = Downloads(store: opened, transport: Engine.defaultTransport())
     var ids: [Int64] = []
+    var resumedFrom: [Int64: Int] = [:]
     for url in urls {
       do {
         let entry = try await downloads.enqueue(url, to: folder, sha256: sha256, repeat: again ? .again : .retryFailed)
@@ -95,6 +96,7 @@ struct DownloadCommand: Command {
           out.note("\(url): resuming at \(byteText(entry.bytesWritten))")
         }
         ids.append(entry.id)
+        resumedFrom[entry.id] = entry.state == .done ? 0 : entry.bytesWritten
       } catch {
         out.error("forage download", error)
         try? await opened.close()
@@ -102,7 +104,7 @@ struct DownloadCommand: Command {
       }
     }
 
-    let line = DownloadProgressLine(out)
+    let line = DownloadProgressLine(out, resumedFrom: resumedFrom)
     let work = Task { try await downloads.complete(ids, progress: { line.update($0) }) }
     // The first signal stops the transfers (their bytes are kept, fsynced and
     // recorded); a second one quits at once.
@@ -197,7 +199,7 @@ func byteText(_ n: Int) -> String {
 final class DownloadProgressLine: Sendable {
   private struct State {
     var statuses: [Int64: DownloadStatus] = [:]
-    /// Bytes each download had when first seen: what this run resumed from.
+    /// Bytes each download had before this run: what it resumed from.
     var startBytes: [Int64: Int] = [:]
     var lastDrawn = ContinuousClock.now - .seconds(1)
   }
@@ -206,7 +208,12 @@ final class DownloadProgressLine: Sendable {
   private let out: Terminal
   private let started = ContinuousClock.now
 
-  init(_ out: Terminal) { self.out = out }
+  /// - Parameter resumedFrom: the bytes each download had before this run (the rate
+  ///   counts only what this run fetched).
+  init(_ out: Terminal, resumedFrom: [Int64: Int] = [:]) {
+    self.out = out
+    state.withLock { $0.startBytes = resumedFrom }
+  }
 
   func update(_ status: DownloadStatus) {
     guard out.drawsProgress else { return }
