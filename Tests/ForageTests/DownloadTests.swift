@@ -547,12 +547,14 @@ struct FullDiskTransport: DownloadTransport {
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
     var source = Source(name: "pod", feed: feedServer.url("/rss"))
-    source.downloadEnclosures = EnclosureDownloads(folder: dir.file("episodes"), types: ["audio/*"])
-    let config = ForageConfig(
+    // A relative folder is taken from the config file's folder.
+    source.downloadEnclosures = EnclosureDownloads(folder: "episodes", types: ["audio/*"])
+    var config = ForageConfig(
       fetch: noDelayFetch(),
       tasks: [TaskDefinition(id: "t.pod", kind: .processing, every: .seconds(3600), budget: .seconds(60),
                              requiresNetwork: false, sources: ["pod"])],
       sources: [source])
+    config.directory = dir.path
     let scheduler = SimulatedScheduler(device: .server, seed: 3, log: .silent)
     let lines = Locked<[String]>([])
     let runner = TaskRunner(

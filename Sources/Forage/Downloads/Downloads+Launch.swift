@@ -27,7 +27,7 @@ extension Downloads {
     let refreshed = Set(TaskRunner.refreshedSources(summary))
     for name in task.sources where refreshed.contains(name) {
       guard let source = config.source(named: name), source.downloadEnclosures != nil else { continue }
-      do { try await downloads.queueEnclosures(of: source) } catch {
+      do { try await downloads.queueEnclosures(of: source, directory: config.directory) } catch {
         log.write("\(task.id): queueing the enclosures of \(name) failed: \(error)")
       }
     }

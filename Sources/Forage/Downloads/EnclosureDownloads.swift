@@ -11,9 +11,9 @@ import ForageStore
 /// by refresh launches when small (see ``Downloads``). The feed's `length` attribute
 /// is not used as an expected size: feeds often get it wrong.
 public struct EnclosureDownloads: Sendable, Hashable {
-  /// The folder the files land in. A relative path is taken from the working folder
-  /// of the process that runs the launch (give an absolute one for a daemon); it is
-  /// created when missing.
+  /// The folder the files land in. A relative path is taken from the config
+  /// file's folder (like the store's and a file channel's); it is created when
+  /// missing.
   public var folder: String
   /// MIME types to download: `audio/mpeg`, `audio/*`, `*/*`; empty takes every
   /// enclosure. An enclosure without a type matches only an empty list or `*/*`.
@@ -74,10 +74,15 @@ extension Downloads {
   /// Queues the enclosures of `source`'s current records as downloads into its
   /// `downloadEnclosures` folder (created when missing); returns how many were new.
   ///
+  /// - Parameter directory: the config file's folder: a relative `to` is
+  ///   taken from there (nil: from the working folder).
   /// - Throws: ``DownloadError`` (`folder`) when the folder cannot be made; store errors.
   @discardableResult
-  public func queueEnclosures(of source: Source) async throws -> Int {
-    guard let rule = source.downloadEnclosures else { return 0 }
+  public func queueEnclosures(of source: Source, directory: String? = nil) async throws -> Int {
+    guard var rule = source.downloadEnclosures else { return 0 }
+    if !rule.folder.hasPrefix("/"), let directory, !directory.isEmpty, directory != "." {
+      rule.folder = (directory as NSString).appendingPathComponent(rule.folder)
+    }
     if !isFolder(rule.folder) {
       do {
         try FileManager.default.createDirectory(atPath: rule.folder, withIntermediateDirectories: true)
