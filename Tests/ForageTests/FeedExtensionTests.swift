@@ -116,3 +116,13 @@ import ForageURL
     #expect(feed.entries.first?.link == "https://ok.example/a")
   }
 }
+
+@Suite struct FeedDateRangeTests {
+  /// Found by the feed fuzzer: a seven-digit year was read and written as is.
+  @Test func test_yearsOutsideFourDigits_areNoDate() {
+    #expect(FeedDate.iso("Thu, 01 Jan 2002004 19:48:21 GMT") == nil)
+    #expect(FeedDate.iso("Thu, 01 Jan 2004 19:48:21 GMT") == "2004-01-01T19:48:21Z")
+    #expect(FeedDate.iso("9999-12-31T23:59:59Z") == "9999-12-31T23:59:59Z")
+    #expect(FeedDate.iso("9999-12-31T23:59:59-01:00") == nil)
+  }
+}

@@ -16,9 +16,11 @@ enum FeedDate {
     "pst": -8, "pdt": -7, "bst": 1, "cet": 1, "cest": 2, "ist": 0, "a": -1, "m": -12, "n": 1, "y": 12,
   ]
 
-  /// The date as `yyyy-MM-ddTHH:mm:ssZ`, or nil when it cannot be read.
+  /// The date as `yyyy-MM-ddTHH:mm:ssZ`, or nil when it cannot be read or
+  /// falls outside the years 1000–9999 (four digits; found by the feed
+  /// fuzzer: "2002004" was read as a year).
   static func iso(_ text: String) -> String? {
-    guard let seconds = parse(text) else { return nil }
+    guard let seconds = parse(text), (civil(1000, 1, 1)..<civil(10000, 1, 1)).contains(seconds) else { return nil }
     return ISODate.string(Date(timeIntervalSince1970: TimeInterval(seconds)))
   }
 
@@ -131,7 +133,9 @@ enum FeedDate {
         offset = z * 60
       }
     }
-    guard let month, let day, var year, (1...31).contains(day), hour <= 24, minute < 60, second <= 60 else { return nil }
+    guard let month, let day, var year, (1...31).contains(day), year <= 9999, hour <= 24, minute < 60, second <= 60 else {
+      return nil
+    }
     if year < 100 { year += year < 50 ? 2000 : 1900 }
     return civil(year, month, day) + Int64(hour * 3600 + minute * 60 + second) - Int64(offset * 60)
   }
