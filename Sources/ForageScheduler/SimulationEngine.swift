@@ -525,9 +525,14 @@ struct SimulationEngine: Sendable {
   /// When the CPU monitor would have killed a watched live launch that used
   /// `cpu` over `elapsed` (its average taken as steady); nil when never.
   func cpuKillTime(cpu: Duration?, elapsed: Duration) -> Duration? {
-    guard let cpu, elapsed > .zero else { return nil }
-    guard let at = policy.cpuMonitorKill(cpuShare: cpu.seconds / elapsed.seconds) else { return nil }
-    return at <= elapsed ? at : nil
+    guard let cpu, elapsed > .zero, let limit = policy.cpuMonitorLimit else { return nil }
+    let share = cpu.seconds / elapsed.seconds
+    guard share > limit, share.isFinite else { return nil }
+    // In seconds, unrounded: a launch shorter than a millisecond that used
+    // more than the allowed CPU time is killed too (rounding the kill time up
+    // to whole milliseconds put it past such a launch's end).
+    let at = limit * policy.cpuMonitorWindow.seconds / share
+    return at <= elapsed.seconds ? .seconds(at) : nil
   }
 
   // MARK: - Launching
