@@ -61,6 +61,10 @@ public struct FetchSettings: Sendable, Hashable {
   public var lowSpeedTime = Default.lowSpeedTime
   /// The most decoded body bytes accepted.
   public var maxBodySize = Default.maxBodySize
+  /// A body longer than ``maxBodySize`` is cut there and the response kept
+  /// (a sitemap over the protocol's 50 MB is read up to it), instead of
+  /// failing the fetch. Not a config key.
+  public var truncatesBody = false
   /// The most header bytes accepted.
   public var maxHeaderSize = Default.maxHeaderSize
   /// When true, robots.txt is fetched and obeyed.
@@ -96,7 +100,8 @@ public struct FetchSettings: Sendable, Hashable {
   public var limits: TransferLimits {
     TransferLimits(
       timeout: timeout, connectTimeout: connectTimeout, lowSpeedLimit: lowSpeedLimit,
-      lowSpeedTime: lowSpeedTime, maxBodySize: maxBodySize, maxHeaderSize: maxHeaderSize)
+      lowSpeedTime: lowSpeedTime, maxBodySize: maxBodySize, maxHeaderSize: maxHeaderSize,
+      truncateBody: truncatesBody)
   }
 
   /// The product token matched against robots.txt user-agent lines: the leading

@@ -458,3 +458,20 @@ extension FetchOutcome {
     #expect(outcome.error?.kind == .bodyTooLarge)
   }
 }
+
+@Suite struct TruncatedBodyTests {
+  /// Settings that cut a long body keep the response (a sitemap over 50 MB
+  /// is read up to the limit); without them the fetch fails.
+  @Test func test_truncatesBody_cutsALongBodyAtTheLimit() async throws {
+    let server = try TestServer(routes: ["/big": Route { _ in .text(String(repeating: "x", count: 10_000)) }])
+    defer { server.stop() }
+    var settings = FetcherTests.settings()
+    settings.maxBodySize = 4096
+    let url = WebURL(server.url("/big"))!
+    let failed = await Fetcher(transport: TransportKind.curl.make(), settings: settings).fetch(url)
+    #expect(failed.error?.kind == .bodyTooLarge)
+    settings.truncatesBody = true
+    let cut = await Fetcher(transport: TransportKind.curl.make(), settings: settings).fetch(url)
+    #expect(cut.response?.body.count == 4096)
+  }
+}

@@ -67,10 +67,12 @@ extension CompiledSource {
 extension PageContext {
   /// The settings a sitemap is fetched with: the source's, with the
   /// protocol's 50 MB as the body limit (a compressed file is held to it
-  /// too, and decompressed no further than it).
+  /// too, and decompressed no further than it). A longer body is cut one
+  /// byte past the limit, so that reading it can tell it was longer.
   var sitemapSettings: FetchSettings {
     var s = settings
-    s.maxBodySize = Sitemap.maxBytes
+    s.maxBodySize = Sitemap.maxBytes + 1
+    s.truncatesBody = true
     return s
   }
 
