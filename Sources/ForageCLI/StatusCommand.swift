@@ -24,12 +24,13 @@ struct StatusCommand: Command {
     pages, and when its pending request may run. Per source: the age of its
     newest data, records, changes in the last day, the last launch's pages and
     failures, and the errors that repeat (grouped by cause, with the first
-    URL). The notification outbox: pending, retrying, delivered, dead.
+    URL). The notification outbox: pending, retrying, delivered, dead. Background
+    downloads: queued, running, done, failed (and why).
     """
   static let notes = """
     Exit status: 0 healthy, 1 something needs attention (a source whose every
-    page failed in its last N launches, dead notifications), 2 bad input. Use it
-    as a health check.
+    page failed in its last N launches, dead notifications, failed downloads),
+    2 bad input. Use it as a health check.
     """
 
   var store: String

@@ -106,3 +106,22 @@ import ForageTestSupport
     #expect(summaries.contains { $0.pagesFetched > 0 })
   }
 }
+
+@Suite struct StatusDownloadsTests {
+  @Test func test_failedDownload_needsAttention_andIsListed() async throws {
+    let server = try TestServer(routes: ["/ok.bin": Route { _ in .text("data") }])
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    try FileManager.default.createDirectory(atPath: dir.file("files"), withIntermediateDirectories: true)
+    let downloads = Downloads(store: store, transport: Engine.defaultTransport())
+    try await downloads.enqueue(server.url("/ok.bin"), to: dir.file("files"))
+    try await downloads.enqueue(server.url("/missing.bin"), to: dir.file("files"))
+    _ = try await downloads.work(until: .now + .seconds(20))
+    let status = try await StoreStatus.gather(store: store)
+    #expect(status.downloads.done == 1 && status.downloads.failed == 1)
+    #expect(status.downloads.failures.first?.hasPrefix(server.url("/missing.bin")) == true)
+    #expect(status.attention.contains { $0.hasPrefix("1 download failed") })
+    #expect(status.text().contains("0 queued, 0 running, 1 done, 1 failed"))
+  }
+}

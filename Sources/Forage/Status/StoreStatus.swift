@@ -78,10 +78,18 @@ public struct StoreStatus: Sendable, Codable, Hashable {
     public var deadReasons: [String] = []
   }
 
+  /// Background downloads by state.
+  public struct DownloadCounts: Sendable, Codable, Hashable {
+    public var queued = 0, running = 0, done = 0, failed = 0
+    /// The failed ones: `URL: why`.
+    public var failures: [String] = []
+  }
+
   public var at: Date
   public var tasks: [TaskStatus]
   public var sources: [SourceStatus]
   public var notifications: Outbox
+  public var downloads = DownloadCounts()
   /// Sentences about what needs a person (empty: healthy).
   public var attention: [String]
 
@@ -145,7 +153,23 @@ public struct StoreStatus: Sendable, Codable, Hashable {
         "\(counts.dead) notification\(counts.dead == 1 ? " is" : "s are") dead (not delivered, given up): "
           + "forage notify shows why")
     }
-    return StoreStatus(at: now, tasks: tasks, sources: sources, notifications: outbox, attention: attention)
+    var downloads = DownloadCounts()
+    for entry in try await store.downloads(state: nil, limit: 100_000) {
+      switch entry.state {
+      case .queued: downloads.queued += 1
+      case .claimed: downloads.running += 1
+      case .done: downloads.done += 1
+      case .failed:
+        downloads.failed += 1
+        if downloads.failures.count < 5 { downloads.failures.append("\(entry.url): \(entry.lastError ?? "failed")") }
+      }
+    }
+    if downloads.failed > 0 {
+      attention.append(
+        "\(downloads.failed) download\(downloads.failed == 1 ? "" : "s") failed: forage download --list shows why")
+    }
+    return StoreStatus(
+      at: now, tasks: tasks, sources: sources, notifications: outbox, downloads: downloads, attention: attention)
   }
 
   static func launch(_ run: TaskRun) -> Launch {
@@ -230,6 +254,12 @@ extension StoreStatus {
     line += ", \(o.delivered) delivered, \(o.dead) dead"
     lines.append(line)
     for reason in o.deadReasons { lines.append("    dead: \(reason)") }
+    let d = downloads
+    if d.queued + d.running + d.done + d.failed > 0 {
+      lines.append(paint("Downloads", "1"))
+      lines.append("  \(d.queued) queued, \(d.running) running, \(d.done) done, \(d.failed) failed")
+      for failure in d.failures { lines.append("    " + paint("failed: ", "31") + failure) }
+    }
     if attention.isEmpty {
       lines.append(paint("Healthy.", "32"))
     } else {
