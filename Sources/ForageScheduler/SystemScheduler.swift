@@ -53,6 +53,8 @@ public final class SystemScheduler: TaskScheduler, Sendable {
   private let policy: SchedulingPolicy
   private let conditions: any ConditionsProvider
   private let persistence: (any PendingRequestPersistence)?
+  /// Held while a pending set is handed to `persistence` (see `save`).
+  private let saving = Locked(())
   private let log: SchedulerLog
   private let wallClock: @Sendable () -> Date
   private let onEvent: (@Sendable (TraceEvent) -> Void)?
@@ -205,10 +207,19 @@ public final class SystemScheduler: TaskScheduler, Sendable {
     onEvent?(e)
   }
 
+  /// Hands the pending set to the persistence. The set is read again here,
+  /// under a lock of its own, not taken from the caller: two changes made on
+  /// two threads could otherwise be saved in the wrong order, the older set
+  /// last, and a restarted daemon would find a request gone or come back.
+  /// Whoever saves last saves the newest set. (`requests` only tells that a
+  /// change happened.)
   private func save(_ requests: [AnyTaskRequest]) {
     guard let persistence else { return }
-    do { try persistence.savePendingRequests(requests) } catch {
-      log.write("cannot save pending task requests: \(error)")
+    saving.withLock { _ in
+      let current = state.withLock { $0.pending.requests }
+      do { try persistence.savePendingRequests(current) } catch {
+        log.write("cannot save pending task requests: \(error)")
+      }
     }
   }
 

@@ -153,3 +153,40 @@ import Testing
     #expect(lines.all.contains { $0.contains("cannot load pending task requests") })
   }
 }
+
+@Suite struct SystemSchedulerPersistenceOrderTests {
+  /// Submits and cancels from many threads at once: the set saved last is the
+  /// scheduler's pending set (each save reads the newest set under one lock;
+  /// before, a thread could save its older snapshot after a newer one).
+  /// Keeps what it is given, after a short pause that varies by thread, so
+  /// saves made at about the same time overlap.
+  final class SlowStore: PendingRequestPersistence {
+    let inner = InMemoryPendingRequestStore()
+    func loadPendingRequests() throws -> [AnyTaskRequest] { try inner.loadPendingRequests() }
+    func savePendingRequests(_ requests: [AnyTaskRequest]) throws {
+      usleep(UInt32.random(in: 0...300))
+      try inner.savePendingRequests(requests)
+    }
+  }
+
+  @Test func test_concurrentChanges_leaveTheNewestSetSaved() async throws {
+    let store = SlowStore()
+    let s = SystemScheduler(
+      policy: .server, conditions: FixedConditions(.chargingOnWiFi), persistence: store, log: .silent)
+    let ids = (0..<16).map { "task.\($0)" }
+    for id in ids { s.register(id) { _ in } }
+    let later = Date(timeIntervalSinceNow: 3600)
+    for round in 0..<20 {
+      DispatchQueue.concurrentPerform(iterations: ids.count) { i in
+        if (i + round) % 3 == 0 {
+          s.cancel(taskRequestWithIdentifier: ids[i])
+        } else {
+          try? s.submit(AppRefreshTaskRequest(identifier: ids[i], earliestBeginDate: later))
+        }
+      }
+      let pending = Set(await s.pendingTaskRequests().map(\.identifier))
+      let saved = Set(try store.loadPendingRequests().map(\.identifier))
+      #expect(saved == pending, "round \(round)")
+    }
+  }
+}
