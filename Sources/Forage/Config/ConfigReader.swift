@@ -194,7 +194,7 @@ struct ConfigReader {
   static let taskKeys = ["id", "kind", "every", "budget", "requiresNetwork", "requiresExternalPower", "sources", "cpu", "transfer"]
   static let sourceKeys = [
     "name", "url", "urls", "feed", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly", "charset",
-    "notifyWhen", "notifyVia", "history", "sitemap", "sitemapFilter", "downloadEnclosures",
+    "notifyWhen", "notifyVia", "history", "sitemap", "sitemapFilter", "downloadEnclosures", "download",
   ]
   static let fieldKeys = [
     "css", "pointer", "path", "jsonld", "meta", "attr", "all", "type", "regex", "trim", "default", "required",
@@ -437,6 +437,16 @@ struct ConfigReader {
     source.sitemapFilter = sitemap.filter
     source.downloadEnclosures = enclosureDownloads(
       m["downloadEnclosures"], at: join(path, "downloadEnclosures"), format: format)
+    if let d = bool(m["download"], at: join(path, "download")) {
+      source.download = d
+      if d {
+        for key in ["crawl", "sitemap"] where m[key] != nil {
+          problem(
+            join(path, key),
+            "\"\(key)\" does not go with \"download\": a download source reads its start URLs' files only")
+        }
+      }
+    }
     sourceNotifySettings(m, at: path, into: &source)
     return name == nil ? nil : source
   }

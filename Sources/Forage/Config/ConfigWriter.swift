@@ -102,6 +102,7 @@ extension Source {
     if critical { m.append(("critical", .bool(true))) }
     if wifiOnly { m.append(("wifiOnly", .bool(true))) }
     if let downloadEnclosures { m.append(("downloadEnclosures", downloadEnclosures.jsonValue)) }
+    if download { m.append(("download", .bool(true))) }
     m += notifyMembers
     return .object(m)
   }

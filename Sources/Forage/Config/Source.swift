@@ -64,6 +64,12 @@ public struct Source: Sendable, Hashable {
   /// For a feed source: its entries' enclosures are queued as downloads into a
   /// folder (see ``EnclosureDownloads``); nil queues none.
   public var downloadEnclosures: EnclosureDownloads? = nil
+  /// The start URLs are large files fetched as background downloads:
+  /// resumed across launches (the crawl completes once the file is whole),
+  /// then read like a fetched page (HTML, JSON or a feed) and removed from
+  /// the cache folder (`.forage-downloads/NAME` beside the config). Each
+  /// crawl downloads them again.
+  public var download = false
 
   public init(
     name: String, urls: [String], format: SourceFormat = .html,

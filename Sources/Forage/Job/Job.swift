@@ -174,7 +174,9 @@ public final class Job: Sendable {
       let settings = config.fetchSettings(for: s)
       contexts.append(
         PageContext(
-          source: source, settings: settings, fetcher: fetcher, run: run, deadline: deadline, router: router, now: now))
+          source: source, settings: settings, fetcher: fetcher, run: run, deadline: deadline, router: router, now: now,
+          downloads: s.download ? Downloads(store: store, fetcher: fetcher, fetch: settings) : nil,
+          downloadsDirectory: config.directory))
       lanes.append(.init(cap: min(settings.concurrency, concurrency), critical: s.critical))
     }
     var machine = LaunchMachine<ProcessedPage>(lanes: lanes, concurrency: concurrency, commitBatch: Defaults.commitBatch)

@@ -59,12 +59,19 @@ final class PageContext: Sendable {
 
   /// The date of what is stored (the job's clock).
   let now: @Sendable () -> Date
+  /// A `download` source's downloads (nil for other sources).
+  let downloads: Downloads?
+  /// The folder a `download` source's cache folder goes in (the config file's).
+  let downloadsDirectory: String?
 
   init(
     source: CompiledSource, settings: FetchSettings, fetcher: Fetcher, run: Int64, deadline: ContinuousClock.Instant,
-    router: NotificationRouter? = nil, now: @escaping @Sendable () -> Date = { Date() }
+    router: NotificationRouter? = nil, now: @escaping @Sendable () -> Date = { Date() }, downloads: Downloads? = nil,
+    downloadsDirectory: String? = nil
   ) {
     self.now = now
+    self.downloads = downloads
+    self.downloadsDirectory = downloadsDirectory
     self.source = source
     self.settings = settings
     self.fetcher = fetcher
@@ -100,6 +107,9 @@ final class PageContext: Sendable {
       return ProcessedPage(
         commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts)), kind: .failed,
         warnings: ["\(item.url): not a valid URL"])
+    }
+    if source.source.download && sitemapLevel == nil && item.depth == 0 {
+      return await processDownload(item, url: url, now: now)
     }
     // A sitemap is read whole every time (its pages are not kept, only put
     // on the frontier), so it is neither skipped nor asked for conditionally.
