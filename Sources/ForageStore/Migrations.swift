@@ -100,7 +100,8 @@ extension Migrator {
   /// | `frontier` (v8) | `lastmod`: a sitemap's last modification of the page, NULL when none said | |
   /// | `pages` | last fetch of a URL; `links` one per line (see `LinkList`) | `id`; UNIQUE `fingerprint` |
   /// | `records` | extracted records, fields as JSON text | `id`; UNIQUE `(source, key)`; `(source, id)` |
-  /// | `records` (v7) | `page`: fingerprint of the page it came from; `seen_crawl`: the last crawl that saw it; `removed_at` | `page` |
+  /// | `records` (v7) | `page`: fingerprint of the page it came from; `seen_crawl`: the last crawl that saw it; `removed_at` | — |
+  /// | `pages` (v10) | `kept_crawl`: the last crawl that kept the page's records without reading it again | — |
   /// | `changes` | new, changed, removed and restored records: kind, page URL, before and after | `id`; `(source, id)`; `(source, key, id)` |
   /// | `outbox` | notifications of notable changes: channel, message id (the same on every retry), state `pending`/`delivered`/`dead`, attempts, next attempt, lease | `id`; UNIQUE `message_id`; due `(next_at)` while pending; `change` |
   /// | `disabled_channels` | channels a receiver turned off (HTTP 410), with the target they had | `name` |
@@ -374,6 +375,16 @@ extension Migrator {
         UNIQUE (url, folder)
       ) STRICT;
       CREATE INDEX downloads_by_state ON downloads (state, id);
+      """))
+    // A page that was not read again (304, fresh, a failure that may pass)
+    // keeps its records: v7 marked each of them through an index on
+    // records.page, which every record insert had to update at a random
+    // place (4 % of a first crawl's speed). The page row now says which
+    // crawl kept it, and completing a crawl looks records' pages up by the
+    // pages' own fingerprint index.
+    migrator.register(Migration("v10-pages-kept-by-crawl", sql: """
+      DROP INDEX records_by_page;
+      ALTER TABLE pages ADD COLUMN kept_crawl INTEGER;
       """))
     return migrator
   }

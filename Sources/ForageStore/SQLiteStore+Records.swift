@@ -262,15 +262,14 @@ extension SQLiteStore {
     }
   }
 
-  /// Marks the records that a page gave before as seen by its crawl: the
-  /// page was not read again, so they still stand.
+  /// Notes that a page was not read again by its crawl, so the records it
+  /// gave before still stand: its row says which crawl kept it (completing
+  /// the crawl then leaves its records alone). One update by the pages'
+  /// fingerprint index; the records themselves are not touched.
   private func keepRecords(of page: PageCommit, batch: inout ChangeBatch) throws {
-    let source = try batch.source(of: page.item.crawl) { try crawlSource($0) }
-    let keep = try db.statement(
-      "UPDATE records SET seen_crawl = ?1 WHERE page = ?2 AND source = ?3 AND seen_crawl <> ?1")
+    let keep = try db.statement("UPDATE pages SET kept_crawl = ?1 WHERE fingerprint = ?2")
     try keep.bind(page.item.crawl, at: 1)
     try keep.bind(page.item.fingerprint, at: 2)
-    try keep.bind(source, at: 3)
     try keep.execute()
   }
 
@@ -301,12 +300,15 @@ extension SQLiteStore {
   ) throws -> CrawlCompletion {
     let nowMS = Self.milliseconds(now)
     let fetchedOnly = capped
-      ? " AND page IN (SELECT fingerprint FROM frontier WHERE crawl = ?2 AND state = 'done')" : ""
+      ? " AND r.page IN (SELECT fingerprint FROM frontier WHERE crawl = ?2 AND state = 'done')" : ""
+    // Not seen: not given again by its page, and its page not kept (read
+    // again or not, this crawl did not vouch for it).
     let select = try db.statement(
       """
-      SELECT id, key, url, fields FROM records
-      WHERE source = ?1 AND removed_at IS NULL AND seen_crawl IS NOT NULL AND seen_crawl < ?2\(fetchedOnly)
-      ORDER BY id
+      SELECT r.id, r.key, r.url, r.fields FROM records r
+      WHERE r.source = ?1 AND r.removed_at IS NULL AND r.seen_crawl IS NOT NULL AND r.seen_crawl < ?2
+        AND NOT EXISTS (SELECT 1 FROM pages p WHERE p.fingerprint = r.page AND p.kept_crawl = ?2)\(fetchedOnly)
+      ORDER BY r.id
       """)
     try select.bind(source, at: 1)
     try select.bind(crawl, at: 2)

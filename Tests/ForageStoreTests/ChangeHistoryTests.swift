@@ -39,6 +39,10 @@ func crawl(
   for page in pages {
     guard let item = items.first(where: { $0.fingerprint == seed(page.n).fingerprint }) else { continue }
     var commit = PageCommit(item: item, outcome: page.outcome, records: page.records, now: now)
+    // A page that gave records was fetched: it has a row (as in a real crawl).
+    if !page.records.isEmpty {
+      commit.page = PageRecord(url: item.url, fingerprint: item.fingerprint, status: 200, fetchedAt: now)
+    }
     commit.keepsRecords = page.keepsRecords
     commit.router = router
     commits.append(commit)
