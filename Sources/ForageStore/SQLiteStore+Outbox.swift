@@ -1,17 +1,9 @@
 import Foundation
 
-/// What one commit looked up once for all its pages: each crawl's source and
-/// whether each source has a completed crawl.
+/// What one commit looked up once for all its pages: whether each source
+/// has a completed crawl.
 struct ChangeBatch {
-  private var sources: [Int64: String] = [:]
   private var firstCrawl: [String: Bool] = [:]
-
-  mutating func source(of crawl: Int64, lookup: (Int64) throws -> String) rethrows -> String {
-    if let known = sources[crawl] { return known }
-    let source = try lookup(crawl)
-    sources[crawl] = source
-    return source
-  }
 
   mutating func firstCrawl(of source: String, lookup: (String) throws -> Bool) rethrows -> Bool {
     if let known = firstCrawl[source] { return known }

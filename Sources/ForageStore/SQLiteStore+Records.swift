@@ -37,7 +37,7 @@ extension SQLiteStore {
         for record in page.records {
           try upsertRecord(record, of: page, batch: &batch, into: &result)
         }
-        if page.keepsRecords { try keepRecords(of: page, batch: &batch) }
+        if page.keepsRecords { try keepRecords(of: page) }
         if !page.discovered.isEmpty {
           let crawl = page.item.crawl
           var entry: (size: Int, original: Int)
@@ -266,21 +266,11 @@ extension SQLiteStore {
   /// gave before still stand: its row says which crawl kept it (completing
   /// the crawl then leaves its records alone). One update by the pages'
   /// fingerprint index; the records themselves are not touched.
-  private func keepRecords(of page: PageCommit, batch: inout ChangeBatch) throws {
+  private func keepRecords(of page: PageCommit) throws {
     let keep = try db.statement("UPDATE pages SET kept_crawl = ?1 WHERE fingerprint = ?2")
     try keep.bind(page.item.crawl, at: 1)
     try keep.bind(page.item.fingerprint, at: 2)
     try keep.execute()
-  }
-
-  /// The source a crawl belongs to.
-  func crawlSource(_ crawl: Int64) throws -> String {
-    let select = try db.statement("SELECT source FROM crawls WHERE id = ?")
-    try select.bind(crawl, at: 1)
-    guard let source = try select.firstRow({ $0.string(0) }) else {
-      throw StoreError.notFound("crawl with id \(crawl)")
-    }
-    return source
   }
 
   /// True when `source` has a completed crawl.
