@@ -92,22 +92,15 @@ extension Fetcher {
       guard [301, 302, 303, 307, 308].contains(head.status), let location = head.headers["Location"] else {
         return .answered(head)
       }
-      guard hops < settings.maxRedirects else {
-        return .failed(
-          FetchError(
-            .tooManyRedirects, host: current.host,
-            "more than maxRedirects (\(settings.maxRedirects)) redirects, last from \(current.host ?? "?")"))
+      switch Self.redirectTarget(
+        from: current, to: location, hops: hops, maxRedirects: settings.maxRedirects, visited: &visited)
+      {
+      case .success(let next):
+        hops += 1
+        current = next
+      case .failure(let error):
+        return .failed(error)
       }
-      guard let next = current.resolving(location)?.removingFragment else {
-        return .failed(
-          FetchError(.invalidResponse, host: current.host, "\(current.host ?? "the server") redirected to an invalid URL"))
-      }
-      guard visited.insert(next.href).inserted else {
-        return .failed(
-          FetchError(.redirectLoop, host: next.host, "redirect loop through \(next.host ?? "?") after \(hops + 1) hops"))
-      }
-      hops += 1
-      current = next
     }
   }
 }

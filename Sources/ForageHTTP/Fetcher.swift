@@ -217,20 +217,13 @@ public actor Fetcher {
       bytes += response.bytesReceived
       response.bytesReceived = bytes
       if response.isRedirect, let location = response.headers["Location"] {
-        guard chain.count < settings.maxRedirects else {
-          return .failed(
-            FetchError(
-              .tooManyRedirects, host: current.host,
-              "more than maxRedirects (\(settings.maxRedirects)) redirects, last from \(current.host ?? "?")"))
-        }
-        guard let next = current.resolving(location)?.removingFragment else {
-          return .failed(
-            FetchError(.invalidResponse, host: current.host, "\(current.host ?? "the server") redirected to an invalid URL"))
-        }
         if visited.isEmpty { visited.insert(first.href) }
-        guard visited.insert(next.href).inserted else {
-          return .failed(
-            FetchError(.redirectLoop, host: next.host, "redirect loop through \(next.host ?? "?") after \(chain.count + 1) hops"))
+        let next: WebURL
+        switch Self.redirectTarget(
+          from: current, to: location, hops: chain.count, maxRedirects: settings.maxRedirects, visited: &visited)
+        {
+        case .success(let url): next = url
+        case .failure(let error): return .failed(error)
         }
         chain.append(current)
         current = next
@@ -243,6 +236,30 @@ public actor Fetcher {
       }
       return .fetched(response)
     }
+  }
+
+  /// Where a redirect from `current` to `location` leads, after `hops`
+  /// redirects already followed: the absolute URL, recorded in `visited`; or
+  /// the error when it is one too many, no URL, or back to a URL visited.
+  /// Fetches and downloads follow redirects by this one rule.
+  static func redirectTarget(
+    from current: WebURL, to location: String, hops: Int, maxRedirects: Int, visited: inout Set<String>
+  ) -> Result<WebURL, FetchError> {
+    guard hops < maxRedirects else {
+      return .failure(
+        FetchError(
+          .tooManyRedirects, host: current.host,
+          "more than maxRedirects (\(maxRedirects)) redirects, last from \(current.host ?? "?")"))
+    }
+    guard let next = current.resolving(location)?.removingFragment else {
+      return .failure(
+        FetchError(.invalidResponse, host: current.host, "\(current.host ?? "the server") redirected to an invalid URL"))
+    }
+    guard visited.insert(next.href).inserted else {
+      return .failure(
+        FetchError(.redirectLoop, host: next.host, "redirect loop through \(next.host ?? "?") after \(hops + 1) hops"))
+    }
+    return .success(next)
   }
 
   /// One hop: politeness, the request, and retries of transient failures.
