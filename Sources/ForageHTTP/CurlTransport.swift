@@ -62,19 +62,28 @@ public final class CurlTransport: Transport {
   ///   `headersTooLarge`, `truncated`, `invalidResponse`, `tls`, `invalidURL`,
   ///   `cancelled` or `transport`.
   public func fetch(_ request: Request) async throws -> Response {
+    try await exchange(request, fetching: true)
+  }
+
+  /// One exchange on a pooled handle: a fetch's (the body in memory), or a
+  /// download's, whose `prepare` points the body at a file first.
+  func exchange(_ request: Request, fetching: Bool, prepare: (CurlEasy) -> Void = { _ in }) async throws -> Response {
     let host = request.url.host
     guard request.url.isHTTP, host != nil else {
-      throw FetchError(.invalidURL, host: host, "only http and https URLs with a host can be fetched")
+      throw FetchError(
+        .invalidURL, host: host, "only http and https URLs with a host can be \(fetching ? "fetched" : "downloaded")")
     }
     if Task.isCancelled { throw FetchError.cancelled(host: host) }
     // One loop for the whole exchange: its pool gives the handle, its thread runs it.
     let multi = self.multi
     guard let (easy, id) = multi.acquire() else {
       throw FetchError(
-        .transport, host: host, "the request to \(host ?? "the server") could not be started",
+        .transport, host: host,
+        "the \(fetching ? "request to" : "download from") \(host ?? "the server") could not be started",
         detail: "curl_easy_init failed")
     }
     try easy.configure(request)
+    prepare(easy)
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
         easy.continuation = continuation

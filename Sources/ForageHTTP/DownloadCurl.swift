@@ -17,31 +17,11 @@ extension CurlTransport: DownloadTransport {
   public func download(_ request: Request, into fd: Int32, resumingAt offset: Int, progress: DownloadProgress?)
     async throws -> ResponseHead
   {
-    let host = request.url.host
-    guard request.url.isHTTP, host != nil else {
-      throw FetchError(.invalidURL, host: host, "only http and https URLs with a host can be downloaded")
-    }
-    if Task.isCancelled { throw FetchError.cancelled(host: host) }
-    let multi = self.multi
-    guard let (easy, id) = multi.acquire() else {
-      throw FetchError(
-        .transport, host: host, "the download from \(host ?? "the server") could not be started",
-        detail: "curl_easy_init failed")
-    }
-    try easy.configure(request)
     let sink = DownloadSink(
       fd: fd, offset: offset, limit: request.limits.maxBodySize, url: request.url, progress: progress)
-    easy.streamBody(to: sink)
     let response: Response
     do {
-      response = try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-          easy.continuation = continuation
-          multi.submit(easy)
-        }
-      } onCancel: {
-        multi.cancel(easy, id: id)
-      }
+      response = try await exchange(request, fetching: false) { $0.streamBody(to: sink) }
     } catch {
       throw sink.failure ?? error
     }
