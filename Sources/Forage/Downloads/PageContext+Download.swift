@@ -15,6 +15,12 @@ extension PageContext {
     guard let downloads else {
       return ProcessedPage(commit: commit(item, .deferred), kind: .deferred)
     }
+    /// A failure that may pass: retried later, the source's records still stand.
+    func transient(_ why: String) -> ProcessedPage {
+      ProcessedPage(
+        commit: commit(item, .failed(permanent: false, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
+        kind: .failed, warnings: ["\(url.href): \(why)"])
+    }
     do {
       var entry = try await downloads.enqueue(url.href, to: try cacheFolder(), source: source.source.name, repeat: .keep)
       switch entry.state {
@@ -32,30 +38,22 @@ extension PageContext {
         guard let landed = try await downloads.store.download(id: entry.id), let path = landed.path,
           let data = FileManager.default.contents(atPath: path)
         else {
-          return ProcessedPage(
-            commit: commit(item, .failed(permanent: false, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
-            kind: .failed, warnings: ["\(url.href): the downloaded file is gone before it could be read"])
+          return transient("the downloaded file is gone before it could be read")
         }
         // The file was this crawl's copy of the source: read, it goes.
         try? FileManager.default.removeItem(atPath: path)
         let response = Response(url: url, status: 200, headers: [:], body: Array(data))
         return processResponse(response, item: item, now: now)
       case .failed(let error)?:
-        return ProcessedPage(
-          commit: commit(item, .failed(permanent: false, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
-          kind: .failed, warnings: ["\(url.href): \(error)"])
+        return transient("\(error)")
       case .retryLater(let why)?:
-        return ProcessedPage(
-          commit: commit(item, .failed(permanent: false, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
-          kind: .failed, warnings: ["\(url.href): \(why)"])
+        return transient(why)
       case .interrupted?, .busy?, nil:
         // Its bytes are kept; the next launch resumes it.
         return ProcessedPage(commit: commit(item, .deferred), kind: .deferred)
       }
     } catch {
-      return ProcessedPage(
-        commit: commit(item, .failed(permanent: false, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
-        kind: .failed, warnings: ["\(url.href): \(error)"])
+      return transient("\(error)")
     }
   }
 

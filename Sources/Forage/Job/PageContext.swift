@@ -191,15 +191,25 @@ final class PageContext: Sendable {
     }
   }
 
-  func processResponse(_ response: Response, item: FrontierItem, now: Date) -> ProcessedPage {
-    let bytes = response.body.count
-    var page = PageRecord(
+  /// The page row of a fetched response (its validators and body hash).
+  static func pageRecord(_ response: Response, item: FrontierItem, now: Date) -> PageRecord {
+    PageRecord(
       url: response.url.href, fingerprint: item.fingerprint, status: response.status,
       etag: response.headers["ETag"], lastModified: response.headers["Last-Modified"],
       contentHash: StableHash.of(response.body), fetchedAt: now)
+  }
+
+  /// True when a failed status will not change by asking again: 4xx other
+  /// than 408 and 429; the rest may.
+  static func isPermanentFailure(status: Int) -> Bool {
+    (400..<500).contains(status) && status != 408 && status != 429
+  }
+
+  func processResponse(_ response: Response, item: FrontierItem, now: Date) -> ProcessedPage {
+    let bytes = response.body.count
+    var page = PageContext.pageRecord(response, item: item, now: now)
     guard (200..<300).contains(response.status) else {
-      // 4xx other than 408/429 will not change by asking again; the rest may.
-      let permanent = (400..<500).contains(response.status) && response.status != 408 && response.status != 429
+      let permanent = PageContext.isPermanentFailure(status: response.status)
       // A page that is gone (404, 410) takes its records with it; after any
       // other failure they still stand.
       let gone = response.status == 404 || response.status == 410

@@ -82,12 +82,9 @@ extension PageContext {
   func processSitemap(_ response: Response, item: FrontierItem, level: Int, now: Date) -> ProcessedPage {
     let bytes = response.body.count
     let name = "sitemap \(item.url)"
-    let page = PageRecord(
-      url: response.url.href, fingerprint: item.fingerprint, status: response.status,
-      etag: response.headers["ETag"], lastModified: response.headers["Last-Modified"],
-      contentHash: StableHash.of(response.body), fetchedAt: now)
+    let page = PageContext.pageRecord(response, item: item, now: now)
     guard (200..<300).contains(response.status) else {
-      let permanent = (400..<500).contains(response.status) && response.status != 408 && response.status != 429
+      let permanent = PageContext.isPermanentFailure(status: response.status)
       return ProcessedPage(
         commit: commit(item, .failed(permanent: permanent, maxAttempts: Defaults.maxAttempts), page: page),
         kind: .failed, bytes: bytes, warnings: ["\(name): HTTP \(response.status)"])
