@@ -11,11 +11,8 @@ public enum ChangeText {
   /// One JSON object: `{"id", "kind", "source", "key", "url", "at", "run",
   /// "before", "after", "changes": [{"field", "before", "after"}]}`.
   public static func json(_ change: RecordChange) -> String {
-    let before = change.beforeJSON.map(NotificationPayload.parseFields)
-    let after = change.afterJSON.map(NotificationPayload.parseFields)
-    let changes: [JSONValue] = FieldDiff.changes(before: before, after: after).map {
-      .object([("field", .string($0.field)), ("before", $0.before ?? .null), ("after", $0.after ?? .null)])
-    }
+    let (before, after) = change.parsedFields
+    let changes = FieldDiff.changes(before: before, after: after).map(\.jsonValue)
     return JSONValue.object([
       ("id", .number(Double(change.id))),
       ("kind", .string(change.kind.rawValue)),
@@ -46,8 +43,7 @@ public enum ChangeText {
       kind = "\u{1B}[\(code)m\(kind)\u{1B}[0m"
     }
     var lines = ["\(at)  \(kind)  \(change.source)  \(change.key)" + (change.url.isEmpty ? "" : "  \(change.url)")]
-    let before = change.beforeJSON.map(NotificationPayload.parseFields)
-    let after = change.afterJSON.map(NotificationPayload.parseFields)
+    let (before, after) = change.parsedFields
     for field in FieldDiff.changes(before: before, after: after) {
       lines.append("  \(field.field): " + describe(field, kind: change.kind, colour: colour))
     }

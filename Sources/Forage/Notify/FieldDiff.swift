@@ -1,3 +1,5 @@
+import ForageStore
+
 /// One top-level field of a record that differs between two versions.
 public struct FieldChange: Sendable, Hashable {
   /// The field's name.
@@ -46,5 +48,22 @@ public enum FieldDiff {
   static func members(_ value: JSONValue?) -> [(key: String, value: JSONValue)] {
     if case .object(let m)? = value { return m }
     return []
+  }
+}
+
+extension FieldChange {
+  /// `{"field", "before", "after"}` (null where absent): how notifications
+  /// and `forage changes --json` write it.
+  public var jsonValue: JSONValue {
+    .object([("field", .string(field)), ("before", before ?? .null), ("after", after ?? .null)])
+  }
+}
+
+extension RecordChange {
+  /// The stored fields before and after, as JSON (text that does not parse
+  /// stays a string); nil where there are none (a new or removed record).
+  public var parsedFields: (before: JSONValue?, after: JSONValue?) {
+    func parse(_ text: String) -> JSONValue { (try? JSONValue.parse(text)) ?? .string(text) }
+    return (beforeJSON.map(parse), afterJSON.map(parse))
   }
 }

@@ -16,11 +16,8 @@ import ForageSupport
 public enum NotificationPayload {
   /// The document of one notification.
   public static func document(id: String, change: RecordChange) -> JSONValue {
-    let before = change.beforeJSON.map(parseFields)
-    let after = change.afterJSON.map(parseFields)
-    let changes: [JSONValue] = FieldDiff.changes(before: before, after: after).map {
-      .object([("field", .string($0.field)), ("before", $0.before ?? .null), ("after", $0.after ?? .null)])
-    }
+    let (before, after) = change.parsedFields
+    let changes = FieldDiff.changes(before: before, after: after).map(\.jsonValue)
     return .object([
       ("type", .string("record." + change.kind.rawValue)),
       ("id", .string(id)),
@@ -59,10 +56,5 @@ public enum NotificationPayload {
       beforeJSON: #"{"price":12,"title":"Sample item"}"#, afterJSON: #"{"price":10,"title":"Sample item"}"#,
       at: date, run: nil)
     return ("msg_test_" + String(Int(date.timeIntervalSince1970)) + "_" + channel, change)
-  }
-
-  /// Stored fields as JSON (text that does not parse stays a string).
-  static func parseFields(_ text: String) -> JSONValue {
-    (try? JSONValue.parse(text)) ?? .string(text)
   }
 }

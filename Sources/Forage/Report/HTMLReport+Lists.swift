@@ -25,8 +25,7 @@ extension Report {
       h += "\(change.kind.rawValue)</span> <b class=\"name\">\(esc(change.source))</b> "
       h += "<code class=\"key\">\(esc(change.key))</code> <time class=\"muted\">\(esc(dateText(change.at)))</time></div>\n"
       if !change.url.isEmpty { h += "<div class=\"url\">\(esc(change.url))</div>\n" }
-      let before = change.beforeJSON.map(NotificationPayload.parseFields)
-      let after = change.afterJSON.map(NotificationPayload.parseFields)
+      let (before, after) = change.parsedFields
       let fields = FieldDiff.changes(before: before, after: after)
       if change.kind == .new || change.kind == .removed {
         // A whole record: its fields on one compact line.
