@@ -86,7 +86,10 @@ public final class Notifier: Sendable {
   @discardableResult
   public func deliverDue() async throws -> Report {
     var report = Report()
-    defer { releaseClaimsDetached() }
+    // Claims not settled are released on the way out: awaited below, or
+    // (a store error thrown mid-round) behind the caller's back.
+    var released = false
+    defer { if !released { releaseClaimsDetached() } }
     while !Task.isCancelled {
       // Read each round: a 410 in the last one turned a channel off.
       let disabled = try await currentDisabledChannels()
@@ -97,6 +100,7 @@ public final class Notifier: Sendable {
       report.add(try await deliver(due, disabled: disabled))
     }
     try await store.releaseNotificationClaims(owner: owner)
+    released = true
     return report
   }
 
@@ -249,7 +253,7 @@ public final class Notifier: Sendable {
     return .milliseconds(Int64(full * random * 1000))
   }
 
-  /// Releases this notifier's claims even when its task was cancelled.
+  /// Releases this notifier's claims without waiting (after a thrown error).
   private func releaseClaimsDetached() {
     let store = self.store
     let owner = self.owner
