@@ -124,6 +124,8 @@ public struct NotificationCounts: Sendable, Hashable {
   public var pending = 0, delivered = 0, dead = 0
   /// Pending ones whose next attempt is due.
   public var due = 0
+  /// Pending ones that failed at least once and wait for a retry.
+  public var retrying = 0
   /// The earliest next attempt of a pending one.
   public var nextAttemptAt: Date?
   public init() {}

@@ -258,7 +258,8 @@ extension SQLiteStore {
         count(*) FILTER (WHERE state = 'delivered'),
         count(*) FILTER (WHERE state = 'dead'),
         count(*) FILTER (WHERE state = 'pending' AND next_at <= ?1),
-        min(next_at) FILTER (WHERE state = 'pending')
+        min(next_at) FILTER (WHERE state = 'pending'),
+        count(*) FILTER (WHERE state = 'pending' AND attempts > 0)
       FROM outbox
       """)
     try select.bind(Self.milliseconds(now), at: 1)
@@ -269,6 +270,7 @@ extension SQLiteStore {
       counts.dead = $0.int(2)
       counts.due = $0.int(3)
       counts.nextAttemptAt = $0.optionalInt64(4).map(Self.date)
+      counts.retrying = $0.int(5)
     }
     return counts
   }

@@ -205,6 +205,8 @@ func rec(_ key: String, _ price: Int, page: Int = 1) -> RecordInput {
 
       try await store.settleNotification(claimed[0].id, .delivered, now: t0 + 102)
       try await store.settleNotification(claimed[1].id, .retry(at: t0 + 300, error: "HTTP 500"), now: t0 + 102)
+      let waiting = try await store.notificationCounts(now: t0 + 102)
+      #expect(waiting.pending == 1 && waiting.retrying == 1 && waiting.due == 0)
       #expect(try await store.claimNotifications(limit: 10, owner: "y", leaseUntil: t0 + 400, now: t0 + 299).isEmpty)
       let retried = try await store.claimNotifications(limit: 10, owner: "y", leaseUntil: t0 + 400, now: t0 + 300)
       #expect(retried.map(\.messageID) == [claimed[1].messageID])

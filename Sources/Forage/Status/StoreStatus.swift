@@ -141,10 +141,8 @@ public struct StoreStatus: Sendable, Codable, Hashable {
 
     let counts = try await store.notificationCounts(now: now)
     var outbox = Outbox(
-      pending: counts.pending, delivered: counts.delivered, dead: counts.dead, nextAttemptAt: counts.nextAttemptAt)
-    if counts.pending > 0 {
-      outbox.retrying = try await store.notifications(state: .pending, limit: 1000).filter { $0.attempts > 0 }.count
-    }
+      pending: counts.pending, retrying: counts.retrying, delivered: counts.delivered, dead: counts.dead,
+      nextAttemptAt: counts.nextAttemptAt)
     if counts.dead > 0 {
       outbox.deadReasons = try await store.notifications(state: .dead, limit: 5).map {
         "\($0.channel): \($0.lastError ?? "given up")"
