@@ -45,7 +45,12 @@ extension Document {
     var result: [Element] = []
     // Room for a typical list of links or rows: fewer regrowths.
     result.reserveCapacity(16)
-    matcher.collect(under: root.raw, into: &result)
+    let order = elementOrder
+    if let range = elementRange(under: root, in: order) {
+      matcher.collect(in: order, range, into: &result)
+    } else {
+      matcher.collect(under: root.raw, into: &result)
+    }
     return result
   }
 
@@ -53,6 +58,11 @@ extension Document {
   /// the search stops there.
   func firstElement(_ selector: Selector, under root: NodeID, scope: NodeID?) -> Element? {
     let matcher = SelectorMatcher(selector, document: self, scope: scope)
+    let order = elementOrder
+    if let range = elementRange(under: root, in: order) {
+      let k = matcher.firstMatch(in: order, range)
+      return k >= 0 ? Element(self, NodeID(raw: order.entries[k].node)) : nil
+    }
     let n = matcher.firstMatch(after: root.raw, under: root.raw)
     return n >= 0 ? Element(self, NodeID(raw: n)) : nil
   }

@@ -77,6 +77,11 @@ public final class Document {
   /// that range, so a range is never changed in place.
   @exclusivity(unchecked) var attributes: [Attribute] = []
   @exclusivity(unchecked) var doctypes: [Doctype] = []
+  /// Counts changes to the tree's shape (`append`, `insert`, `remove`), so
+  /// that `elementOrder` knows when to build itself again.
+  @exclusivity(unchecked) var treeVersion: UInt64 = 0
+  /// The element index of the last query (see `elementOrder`).
+  @exclusivity(unchecked) var elementOrderCache: ElementOrder?
 
   /// The document's quirks mode, set by the tree builder from the DOCTYPE.
   public internal(set) var quirksMode: QuirksMode = .noQuirks
@@ -438,6 +443,7 @@ extension Document {
   public func remove(_ n: NodeID) {
     let i = Int(n.raw)
     precondition(i >= 0 && i < nodes.count, "node id out of range")
+    treeVersion &+= 1
     nodes.withUnsafeMutableBufferPointer { p in Self.unlink(p, i) }
   }
 
@@ -460,6 +466,7 @@ extension Document {
   public func append(_ child: NodeID, to parent: NodeID) {
     let c = Int(child.raw), pa = Int(parent.raw)
     precondition(c >= 0 && c < nodes.count && pa >= 0 && pa < nodes.count, "node id out of range")
+    treeVersion &+= 1
     nodes.withUnsafeMutableBufferPointer { p in
       Self.unlink(p, c)
       let last = p[pa].lastChild

@@ -104,6 +104,45 @@ struct SelectorMatcher {
     }
   }
 
+  /// The index of the first entry of `order` in `range` (from its lower
+  /// bound on) that matches, or -1: `firstMatch` over a flat list of the
+  /// elements instead of the tree.
+  func firstMatch(in order: ElementOrder, _ range: Range<Int>) -> Int {
+    selector.list.selectors.withUnsafeBufferPointer { selectors in
+      codes.subjectLower.withUnsafeBufferPointer { subjectLower in
+        codes.subjectExact.withUnsafeBufferPointer { subjectExact in
+          order.entries.withUnsafeBufferPointer { entries in
+            var k = range.lowerBound
+            while k < range.upperBound {
+              let entry = entries[k]
+              var i = 0
+              while i < selectors.count {
+                let wanted = entry.isHTML ? subjectLower[i] : subjectExact[i]
+                if (wanted == Self.anyType || wanted == entry.name)
+                  && matchComplex(selectors[i], 0, entry.node, anchor: -1) == .matched
+                {
+                  return k
+                }
+                i += 1
+              }
+              k += 1
+            }
+            return -1
+          }
+        }
+      }
+    }
+  }
+
+  /// Appends to `result` the elements of `order` in `range` that match.
+  func collect(in order: ElementOrder, _ range: Range<Int>, into result: inout [Element]) {
+    var k = firstMatch(in: order, range)
+    while k >= 0 {
+      result.append(Element(document, NodeID(raw: order.entries[k].node)))
+      k = firstMatch(in: order, k + 1..<range.upperBound)
+    }
+  }
+
   /// The node after `n` in pre-order within the subtree of `root`, or -1.
   @inline(__always) func following(_ n: Int32, under root: Int32) -> Int32 {
     let first = nodes[Int(n)].firstChild

@@ -363,7 +363,42 @@ import Testing
       }
       #expect(doc.select(firstItems).map(\.id) == expectedFirst, "\(name)")
       #expect(doc.selectFirst(links)?.id == expectedLinks.first, "\(name)")
+      // Queries rooted at an element see exactly its subtree.
+      for e in elements.enumerated().filter({ $0.offset % 97 == 0 }).map(\.element) {
+        var inside: [NodeID] = []
+        var n = doc.following(e, within: e)
+        while let c = n {
+          if doc.kind(c) == .element { inside.append(c) }
+          n = doc.following(c, within: e)
+        }
+        #expect(Element(doc, e).select(all).map(\.id) == inside, "\(name)")
+      }
     }
+  }
+
+  /// Queries see the tree as it is now: an element moved, added or removed
+  /// after an earlier query is found (or not) where it is.
+  @Test func test_queries_followChangesToTheTree() throws {
+    let doc = Document.parse(html: "<div id=a><p id=p1>1</p></div><div id=b></div>")
+    func ids(_ css: String, in doc: Document) throws -> [String] { try doc.select(css).map { $0.attr("id") ?? "" } }
+    #expect(try ids("p", in: doc) == ["p1"])
+    let a = try #require(TestTree.element(doc, id: "a"))
+    let b = try #require(TestTree.element(doc, id: "b"))
+    let p1 = try #require(TestTree.element(doc, id: "p1"))
+    doc.append(p1.id, to: b.id)
+    #expect(try a.select("p").isEmpty)
+    #expect(try b.select("p").map { $0.attr("id") } == ["p1"])
+    let p2 = doc.createElement("p", attributes: [Attribute(name: "id", value: "p2")])
+    doc.insert(p2, into: b.id, before: p1.id)
+    #expect(try ids("p", in: doc) == ["p2", "p1"])
+    #expect(try b.selectFirst("p")?.attr("id") == "p2")
+    doc.remove(p1.id)
+    #expect(try ids("div > p", in: doc) == ["p2"])
+    // A detached element is searched by walking its own subtree.
+    #expect(try p1.select("*").isEmpty)
+    doc.append(doc.createElement("span"), to: p1.id)
+    #expect(try p1.select("span").count == 1)
+    #expect(try ids("span", in: doc).isEmpty)
   }
 }
 

@@ -1,0 +1,108 @@
+// The elements of a document in tree order, for selector queries.
+
+/// The elements reachable from the document node, in tree order, each
+/// with the end of its subtree: the subtree of the element at `i` is
+/// `entries[i + 1 ..< entries[i].end]`. A query walks this flat array
+/// instead of the linked tree: no text or comment node is visited, and an
+/// element's name is read next to its id.
+///
+/// Built on a document's first query (one walk of the tree) and kept until
+/// the tree changes (`Document.treeVersion`). Template contents are not
+/// children in the DOM, so they are not here; a query rooted in a node
+/// this index does not hold walks the tree instead.
+final class ElementOrder {
+  struct Entry {
+    /// The element's node id.
+    var node: Int32
+    /// One past the last entry of its subtree.
+    var end: Int32
+    /// Its interned local name (`Document.names`).
+    var name: Int32
+    /// True in the HTML namespace (type selectors match case-insensitively).
+    var isHTML: Bool
+  }
+
+  /// The version of the tree this index describes.
+  let version: UInt64
+  /// The elements in tree order.
+  let entries: [Entry]
+  /// For each node id: its index in `entries`, or -1 (not an element, or
+  /// not reachable from the document node).
+  let position: [Int32]
+
+  init(_ document: Document) {
+    version = document.treeVersion
+    let nodes = document.nodes
+    var count = 0
+    var positions = [Int32](repeating: -1, count: nodes.count)
+    // At most one entry per node; written through raw buffers (one pass,
+    // no per-append capacity or uniqueness checks).
+    entries = [Entry](unsafeUninitializedCapacity: nodes.count) { out, initialized in
+      positions.withUnsafeMutableBufferPointer { position in
+        nodes.withUnsafeBufferPointer { p in
+          // Entry indices of the elements whose subtree is being walked;
+          // the tree's depth is bounded by the parser's, and the stack
+          // grows as needed.
+          var open: [Int32] = []
+          open.reserveCapacity(64)
+          var n = p[0].firstChild
+          while n >= 0 {
+            let r = p[Int(n)]
+            if r.kind == .element {
+              let index = count
+              position[Int(n)] = Int32(index)
+              (out.baseAddress! + index).initialize(
+                to: Entry(node: n, end: -1, name: r.name, isHTML: r.namespace == .html))
+              count += 1
+              if r.firstChild >= 0 {
+                open.append(Int32(index))
+                n = r.firstChild
+                continue
+              }
+              out[index].end = Int32(count)
+            }
+            // Leave `n`: its next sibling, or the next sibling of the
+            // nearest open element that has one (closing each one passed).
+            var c = n
+            while true {
+              let next = p[Int(c)].nextSibling
+              if next >= 0 {
+                n = next
+                break
+              }
+              guard let up = open.popLast() else {
+                n = -1
+                break
+              }
+              out[Int(up)].end = Int32(count)
+              c = out[Int(up)].node
+            }
+          }
+        }
+      }
+      initialized = count
+    }
+    position = positions
+  }
+}
+
+extension Document {
+  /// The element index of the current tree (built on first use).
+  var elementOrder: ElementOrder {
+    if let order = elementOrderCache, order.version == treeVersion { return order }
+    let order = ElementOrder(self)
+    elementOrderCache = order
+    return order
+  }
+
+  /// The range of `elementOrder.entries` strictly inside `root`, or nil
+  /// when `root` is not the document node or an element reachable from it.
+  func elementRange(under root: NodeID, in order: ElementOrder) -> Range<Int>? {
+    if root == rootID { return 0..<order.entries.count }
+    let i = Int(root.raw)
+    guard i < order.position.count else { return nil }
+    let p = Int(order.position[i])
+    guard p >= 0 else { return nil }
+    return p + 1..<Int(order.entries[p].end)
+  }
+}
