@@ -50,6 +50,36 @@ package struct StableHash: Sendable, Hashable {
     return h.value
   }
 
+  /// A stable 64-bit hash of a large byte array (a page body) that reads
+  /// eight bytes at a time in four independent lanes: FNV-1a takes one
+  /// multiplication per byte, each waiting for the last, which cost a crawl
+  /// of 100 KB pages 4% of its time. Not FNV-1a and not interchangeable with
+  /// `of(_:)`; stable across runs and platforms (words are read little
+  /// endian), so it can be stored.
+  package static func ofLarge(_ bytes: [UInt8]) -> UInt64 {
+    let k: UInt64 = 0x9E37_79B9_7F4A_7C15
+    var lanes: (UInt64, UInt64, UInt64, UInt64) = (offsetBasis, offsetBasis ^ 1, offsetBasis ^ 2, offsetBasis ^ 3)
+    @inline(__always) func mix(_ h: UInt64, _ w: UInt64) -> UInt64 {
+      let m = (h ^ w) &* k
+      return m ^ (m >> 29)
+    }
+    return bytes.withUnsafeBytes { raw in
+      var i = 0
+      let n = raw.count
+      while i + 32 <= n {
+        lanes.0 = mix(lanes.0, UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
+        lanes.1 = mix(lanes.1, UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)))
+        lanes.2 = mix(lanes.2, UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i + 16, as: UInt64.self)))
+        lanes.3 = mix(lanes.3, UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i + 24, as: UInt64.self)))
+        i += 32
+      }
+      var h = StableHash()
+      h.state = mix(mix(mix(mix(h.state, lanes.0), lanes.1), lanes.2), lanes.3) ^ UInt64(n)
+      h.combine(UnsafeBufferPointer(rebasing: raw.bindMemory(to: UInt8.self)[i...]))
+      return h.value
+    }
+  }
+
   /// The hash of a byte array.
   @inlinable package static func of(_ bytes: [UInt8]) -> UInt64 {
     var h = StableHash()

@@ -17,4 +17,21 @@ import Testing
     #expect(h.value == StableHash.of("foobar"))
     #expect(StableHash.of([UInt8]("foobar".utf8)) == StableHash.of("foobar"))
   }
+
+  /// `ofLarge`: every byte counts, wherever it falls (each of the four
+  /// lanes, the tail after the last 32-byte block), and so does the length.
+  @Test func test_ofLarge_seesEveryByteAndTheLength() {
+    var generator = SplitMix64(seed: 7)
+    for count in [0, 1, 7, 31, 32, 33, 64, 100, 4099] {
+      let bytes = (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+      let h = StableHash.ofLarge(bytes)
+      #expect(StableHash.ofLarge(bytes) == h)
+      for i in bytes.indices {
+        var changed = bytes
+        changed[i] ^= 0x01
+        #expect(StableHash.ofLarge(changed) != h, "byte \(i) of \(count)")
+      }
+      #expect(StableHash.ofLarge(bytes + [0]) != h, "length \(count)")
+    }
+  }
 }

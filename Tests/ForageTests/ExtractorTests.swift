@@ -150,6 +150,43 @@ func extract(_ html: String, _ source: Source, url: String = "https://shop.examp
     }
   }
 
+  /// Hrefs that share the part before "#" are resolved once per page; the
+  /// links found are those of resolving each href on its own.
+  @Test func test_fragmentlessKey_sharesOnlyWhatResolvesAlike() throws {
+    #expect(CrawlLink.fragmentlessKey("a.html#x") == "a.html")
+    #expect(CrawlLink.fragmentlessKey("#top") == "")
+    #expect(CrawlLink.fragmentlessKey("a.html") == "a.html")
+    #expect(CrawlLink.fragmentlessKey("a?q=#1#2") == "a?q=")
+    #expect(CrawlLink.fragmentlessKey("a #x") == nil)
+    #expect(CrawlLink.fragmentlessKey("a\t#x") == nil)
+    let base = try #require(WebURL("https://docs.example/lib/f.html"))
+    let hrefs = ["g.html#a", "g.html#b", "g.html", "#top", "", "../i.html?x=1#k", "../i.html?x=1", "g.html #c",
+                 "g.html%20#d", "G.html#a", "/r#x", "h\t.html#y", "h.html"]
+    var groups: [Substring: String] = [:]
+    for href in hrefs {
+      let alone = try #require(base.resolving(href)?.removingFragment.href)
+      guard let key = CrawlLink.fragmentlessKey(href) else { continue }
+      if let first = groups[key] { #expect(first == alone, "\(href)") } else { groups[key] = alone }
+    }
+    let source = Source(name: "s", url: "https://docs.example/", crawl: CrawlScope())
+    let compiled = try CompiledSource(source, canonicalizer: .default)
+    let html = hrefs.map { "<a href='\($0)'>x</a>" }.joined()
+    let found = Extractor.extractHTML(
+      Document.parse(html: html), url: base, canonical: base, source: compiled, wantLinks: true
+    ).links.map(\.url.href)
+    var expected: [String] = []
+    for href in hrefs {
+      let url = try #require(base.resolving(href)?.removingFragment)
+      let fingerprint = compiled.canonicalizer.fingerprint(compiled.canonicalizer.canonical(url))
+      if !expected.contains(where: { other in
+        compiled.canonicalizer.fingerprint(compiled.canonicalizer.canonical(WebURL(other)!)) == fingerprint
+      }) {
+        expected.append(url.href)
+      }
+    }
+    #expect(found == expected)
+  }
+
   @Test func test_linkMemo_keysOnlyOriginDependentHrefs() throws {
     #expect(LinkMemo.key("/a/b", origin: 3) == LinkMemo.Key(origin: 3, href: "/a/b"))
     #expect(LinkMemo.key("https://x/y", origin: 3) == LinkMemo.Key(origin: 0, href: "https://x/y"))

@@ -19,6 +19,22 @@ import Testing
     #expect(a.serialized() == #"{"b":1,"a":2}"#)
   }
 
+  /// Both orders written together read exactly as each written alone,
+  /// nested objects (sorted only in the canonical form) included.
+  @Test func test_serializedInBothOrders_matchesEachOrder() throws {
+    let texts = [
+      #"{"title": "T", "links": ["b", "a\"q"], "h1": null}"#,
+      #"{"z": {"y": 1, "x": [2, {"d": 1, "c": "\n"}]}, "a": [{"k": 0, "j": true}], "m": 1.5}"#,
+      #"[{"b": 1, "a": 2}]"#, #""plain""#, "{}", #"{"é": 1, "e": 2, "f": "\u0001"}"#,
+    ]
+    for text in texts {
+      let value = try JSONValue.parse(text)
+      let both = value.serializedInBothOrders()
+      #expect(both.original == value.serialized(), "\(text)")
+      #expect(both.sorted == value.serialized(sortedKeys: true), "\(text)")
+    }
+  }
+
   @Test func test_roundTrip_escapes() throws {
     let s = JSONValue.string("quote \" backslash \\ tab \t ctl \u{01} 😀")
     #expect(try JSONValue.parse(s.serialized()) == s)

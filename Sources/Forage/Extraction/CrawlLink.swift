@@ -23,6 +23,21 @@ struct CrawlLink: Sendable {
     allowed = source.admits(url)
   }
 
+  /// The part of a trimmed `href` before its first "#", when every href
+  /// with that part resolves to the same URL once its fragment is removed
+  /// (the URL parser ends the path or query at the first "#", whatever
+  /// comes after); nil when the part ends in a space or control character,
+  /// which the parser would trim from the part alone but encode in the
+  /// whole (`"a #x"` is `a%20`, `"a "` is `a`).
+  ///
+  /// - SeeAlso: <https://url.spec.whatwg.org/#concept-basic-url-parser>
+  static func fragmentlessKey(_ href: String) -> Substring? {
+    let utf8 = href.utf8
+    let end = utf8.firstIndex(of: UInt8(ascii: "#")) ?? utf8.endIndex
+    if end > utf8.startIndex, utf8[utf8.index(before: end)] <= 0x20 { return nil }
+    return Substring(utf8[..<end])
+  }
+
   /// True when `href` starts with a scheme other than http or https
   /// (`mailto:`, `javascript:`, `tel:`): it resolves to that scheme, so it
   /// is no link to follow and need not be parsed. False when in doubt (no

@@ -60,11 +60,12 @@ enum Extractor {
             elements = document.selectFirst(sel).map { [$0] } ?? []
           }
           var values: [JSONValue] = []
+          let isURL = f.rule.attr.map { urlAttributes.contains($0.lowercased()) } ?? false
           for e in elements {
             let raw: String?
             if let attr = f.rule.attr {
               raw = e.attr(attr).map { v in
-                urlAttributes.contains(attr.lowercased()) ? (base.resolving(v.trimmingWhitespace())?.href ?? v) : v
+                isURL ? (base.resolving(v.trimmingWhitespace())?.href ?? v) : v
               }
             } else {
               raw = e.text
@@ -85,16 +86,28 @@ enum Extractor {
       // One entry per page to fetch: links that differ only in what the
       // canonical form drops (a fragment, utm_ parameters) count once.
       var seen = Set<UInt64>(minimumCapacity: elements.count)
+      // Within a page, hrefs that differ only after their "#" name the same
+      // page (`functions.html#abs`, `functions.html#all`, `#top`): each is
+      // resolved once. Documentation pages link to a few pages hundreds of
+      // times over.
+      var onThisPage: [Substring: CrawlLink?] = [:]
       for e in elements {
         guard let href = e.attr("href") ?? e.attr("src"), !CrawlLink.namesOtherScheme(href) else { continue }
-        let key = origin.flatMap { LinkMemo.key(href, origin: $0) }
+        let trimmed = href.trimmingWhitespace()
+        let pageKey = CrawlLink.fragmentlessKey(trimmed)
         let link: CrawlLink?
-        if let key, let known = s.linkMemo.lookup(key) {
+        if let pageKey, let known = onThisPage[pageKey] {
           link = known
         } else {
-          let resolved = base.resolving(href.trimmingWhitespace())?.removingFragment
-          link = resolved.flatMap { $0.isHTTP ? CrawlLink($0, source: s) : nil }
-          if let key { s.linkMemo.remember(link, for: key) }
+          let key = origin.flatMap { LinkMemo.key(href, origin: $0) }
+          if let key, let known = s.linkMemo.lookup(key) {
+            link = known
+          } else {
+            let resolved = base.resolving(trimmed)?.removingFragment
+            link = resolved.flatMap { $0.isHTTP ? CrawlLink($0, source: s) : nil }
+            if let key { s.linkMemo.remember(link, for: key) }
+          }
+          if let pageKey { onThisPage[pageKey] = link }
         }
         if let link, seen.insert(link.fingerprint).inserted { out.links.append(link) }
       }

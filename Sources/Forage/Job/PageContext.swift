@@ -196,7 +196,7 @@ final class PageContext: Sendable {
     PageRecord(
       url: response.url.href, fingerprint: item.fingerprint, status: response.status,
       etag: response.headers["ETag"], lastModified: response.headers["Last-Modified"],
-      contentHash: StableHash.of(response.body), fetchedAt: now)
+      contentHash: StableHash.ofLarge(response.body), fetchedAt: now)
   }
 
   /// True when a failed status will not change by asking again: 4xx other
@@ -252,9 +252,10 @@ final class PageContext: Sendable {
     let links = source.followsLinks(toDepth: depth) ? extraction.links.filter(\.allowed) : []
     page.links = links.map(\.url.href)
     let records = extraction.records.map {
-      RecordInput(
-        source: source.source.name, key: $0.key, url: response.url.href, fieldsJSON: $0.fields.serialized(),
-        contentHash: StableHash.of($0.fields.serialized(sortedKeys: true)))
+      let text = $0.fields.serializedInBothOrders()
+      return RecordInput(
+        source: source.source.name, key: $0.key, url: response.url.href, fieldsJSON: text.original,
+        contentHash: StableHash.of(text.sorted))
     }
     let discovered = links.map { FrontierSeed(url: $0.canonicalHref, fingerprint: $0.fingerprint, depth: depth) }
     return ProcessedPage(

@@ -77,6 +77,55 @@ extension JSONValue {
     return out
   }
 
+  /// The compact text in source order and in sorted-key order (the form
+  /// record content hashes are taken of), together: a member value that
+  /// holds no object reads the same in both, so it is written once (a
+  /// page's list of 300 links was serialized twice).
+  public func serializedInBothOrders() -> (original: String, sorted: String) {
+    guard case .object(let members) = self else {
+      let text = serialized()
+      return (text, containsObject ? serialized(sortedKeys: true) : text)
+    }
+    var pieces: [(key: String, original: String, sorted: String)] = []
+    pieces.reserveCapacity(members.count)
+    var total = 2
+    for m in members {
+      var head = ""
+      JSONValue.writeString(m.key, to: &head)
+      head += ":"
+      var original = head
+      m.value.write(to: &original, sortedKeys: false)
+      var sorted = original
+      if m.value.containsObject {
+        sorted = head
+        m.value.write(to: &sorted, sortedKeys: true)
+      }
+      total += original.utf8.count + 1
+      pieces.append((m.key, original, sorted))
+    }
+    func joined(_ list: [(key: String, original: String, sorted: String)], sorted: Bool) -> String {
+      var out = "{"
+      out.reserveCapacity(total)
+      for (i, p) in list.enumerated() {
+        if i > 0 { out += "," }
+        out += sorted ? p.sorted : p.original
+      }
+      out += "}"
+      return out
+    }
+    let byKey = pieces.sorted { $0.key.unicodeScalars.lexicographicallyPrecedes($1.key.unicodeScalars) }
+    return (joined(pieces, sorted: false), joined(byKey, sorted: true))
+  }
+
+  /// True when an object appears anywhere in the value.
+  var containsObject: Bool {
+    switch self {
+    case .object: return true
+    case .array(let items): return items.contains { $0.containsObject }
+    default: return false
+    }
+  }
+
   func write(to out: inout String, sortedKeys: Bool) {
     switch self {
     case .null: out += "null"
@@ -110,10 +159,25 @@ extension JSONValue {
     return "\(n)"
   }
 
+  /// True when `s` holds a byte JSON must escape (a control character, a
+  /// quote or a backslash). Reads the string's contiguous UTF-8 in place
+  /// (native strings always are): the generic UTF-8 view walked byte by
+  /// byte cost more than writing the record.
+  @inline(__always)
+  static func needsEscaping(_ s: String) -> Bool {
+    func scan(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+      for c in b where c < 0x20 || c == 0x22 || c == 0x5C { return true }
+      return false
+    }
+    if let found = s.utf8.withContiguousStorageIfAvailable(scan) { return found }
+    var copy = s
+    return copy.withUTF8(scan)
+  }
+
   static func writeString(_ s: String, to out: inout String) {
     out += "\""
     // Most strings need no escaping: append them whole.
-    if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+    if !needsEscaping(s) {
       out += s
       out += "\""
       return
