@@ -35,15 +35,16 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+# No __pycache__ beside the scripts (this one's imports, Scrapy's import of the spider).
+sys.dont_write_bytecode = True
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 
 from crawl_bench import free_port, peak_rss_mib, start_nginx_servers  # noqa: E402
 
