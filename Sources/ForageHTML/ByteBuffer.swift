@@ -89,6 +89,17 @@ struct ByteBuffer {
   @inline(__always)
   mutating func removeAll(keepingCapacity: Bool = true) { count = 0 }
 
+  /// Drops the bytes from `newCount` on.
+  mutating func truncate(to newCount: Int) {
+    precondition(newCount >= 0 && newCount <= count, "truncating past the end")
+    count = newCount
+  }
+
+  /// Makes room for `n` bytes in all.
+  mutating func reserve(_ n: Int) {
+    if n > capacity { grow(to: n) }
+  }
+
   /// The bytes as a String (they are valid UTF-8 by construction).
   func string() -> String {
     String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self)

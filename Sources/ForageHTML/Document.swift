@@ -70,12 +70,23 @@ public final class Document {
   /// The attribute names of elements that gained attributes, so that each
   /// later tag's attributes are checked in constant time, not against the
   /// whole list (`<html a1><html a2>…` would be quadratic).
-  @exclusivity(unchecked) var attributeNames: [Int32: Set<AttributeKey>] = [:]
+  @exclusivity(unchecked) var addedAttributeKeys: [Int32: Set<AttributeKey>] = [:]
   /// Attribute storage. Elements reference ranges of it (`attributeStart`,
   /// `attributeCount`); the parser writes a tag's attributes here once and
   /// its element, and any element made again from the same token, share
   /// that range, so a range is never changed in place.
-  @exclusivity(unchecked) var attributes: [Attribute] = []
+  @exclusivity(unchecked) var attributes: [StoredAttribute] = []
+  /// The attributes' values, one run each (see `StoredAttribute`);
+  /// append-only. A `ByteBuffer` (freed in `deinit`): the tokenizer appends
+  /// a value per attribute, and an array's generic append cost more than
+  /// the copy.
+  @exclusivity(unchecked) var attributeBytes = ByteBuffer(capacity: 256)
+  /// Attribute names beyond the common ones of `A`, which keep their codes:
+  /// `extraAttributeNames[i]` has code `A.names.count + i`. (Starting from
+  /// empty tables, rather than copies of `A`'s, a page with one unusual
+  /// name does not copy the common ones.)
+  @exclusivity(unchecked) var extraAttributeNames: [String] = []
+  @exclusivity(unchecked) var extraAttributeIndex: [String: Int32] = [:]
   @exclusivity(unchecked) var doctypes: [Doctype] = []
   /// Counts changes to the tree's shape (`append`, `insert`, `remove`), so
   /// that `elementOrder` knows when to build itself again.
@@ -113,6 +124,8 @@ public final class Document {
     nameIndex = T.index
   }
 
+  deinit { attributeBytes.free() }
+
   /// The number of nodes in the arena, detached ones included.
   public var nodeCount: Int { nodes.count }
 
@@ -126,6 +139,7 @@ public final class Document {
     texts.reserveCapacity(8)
     textBytes.reserveCapacity(max(256, b / 2))
     attributes.reserveCapacity(max(16, b / 48))
+    attributeBytes.reserve(max(256, b / 8))
   }
 }
 
@@ -186,23 +200,18 @@ extension Document {
   public func namespace(_ n: NodeID) -> Namespace { nodes[Int(n.raw)].namespace }
 
   /// The attributes of element `n`, in source order.
-  public func attributes(_ n: NodeID) -> ArraySlice<Attribute> {
+  public func attributes(_ n: NodeID) -> [Attribute] {
     let r = nodes[Int(n.raw)]
     let start = Int(r.attributeStart)
-    return attributes[start..<start + Int(r.attributeCount)]
+    return attributes[start..<start + Int(r.attributeCount)].map(attribute)
   }
 
   /// The value of the attribute named `name` (no namespace) on element `n`.
   /// `name` must be lower case for HTML elements.
   public func attribute(_ n: NodeID, _ name: String) -> String? {
-    let r = nodes[Int(n.raw)]
-    var i = Int(r.attributeStart)
-    let end = i + Int(r.attributeCount)
-    while i < end {
-      if attributes[i].namespace == .none && attributes[i].name == name { return attributes[i].value }
-      i += 1
-    }
-    return nil
+    guard let code = attributeNameCode(name) else { return nil }
+    let i = attributeIndex(n.raw, code: code)
+    return i >= 0 ? value(attributes[i]) : nil
   }
 
   /// The data of a text or comment node; empty for other kinds.
@@ -278,7 +287,7 @@ extension Document {
     r.name = intern(localName)
     r.attributeStart = Int32(self.attributes.count)
     r.attributeCount = Int32(attributes.count)
-    self.attributes.append(contentsOf: attributes)
+    for a in attributes { self.attributes.append(store(a)) }
     let n = NodeID(raw: Int32(nodes.count))
     nodes.append(r)
     if namespace == .html && localName == "template" {
@@ -291,15 +300,15 @@ extension Document {
 
   /// The attributes in range `r` of `attributes`.
   @inline(__always)
-  func attributes(in r: AttributeRange) -> ArraySlice<Attribute> {
+  func attributes(in r: AttributeRange) -> ArraySlice<StoredAttribute> {
     attributes[Int(r.start)..<Int(r.start) + Int(r.count)]
   }
 
-  /// Appends `list` to `attributes` and returns its range.
+  /// Stores `list` at the end of `attributes` and returns its range.
   func appendAttributes(_ list: [Attribute]) -> AttributeRange {
     guard !list.isEmpty else { return .empty }
     let r = AttributeRange(start: Int32(attributes.count), count: Int32(list.count))
-    attributes.append(contentsOf: list)
+    for a in list { attributes.append(store(a)) }
     return r
   }
 
@@ -425,17 +434,26 @@ extension Document {
   /// per element, and the element's range grows as `grow` says (ranges
   /// other elements or tokens share are never written).
   public func addMissingAttributes(_ n: NodeID, _ extra: [Attribute]) {
+    addMissingAttributes(n, stored: extra.map(store))
+  }
+
+  /// `addMissingAttributes` for attributes already stored (a later tag's).
+  func addMissingAttributes(_ n: NodeID, stored extra: [StoredAttribute]) {
     guard !extra.isEmpty else { return }
     let i = Int(n.raw)
-    if attributeNames[n.raw] == nil { attributeNames[n.raw] = Set(attributes(n).map(AttributeKey.init)) }
-    var added: [Attribute] = []
+    if addedAttributeKeys[n.raw] == nil {
+      let r = nodes[i]
+      let start = Int(r.attributeStart)
+      addedAttributeKeys[n.raw] = Set(attributes[start..<start + Int(r.attributeCount)].map(AttributeKey.init))
+    }
+    var added: [StoredAttribute] = []
     // Inserted in place (a copy taken out of the dictionary would be copied again).
-    for a in extra where attributeNames[n.raw]!.insert(AttributeKey(a)).inserted { added.append(a) }
+    for a in extra where addedAttributeKeys[n.raw]!.insert(AttributeKey(a)).inserted { added.append(a) }
     guard !added.isEmpty else { return }
     let count = nodes[i].attributeCount
     nodes[i].attributeStart = Self.grow(
       &attributes, start: nodes[i].attributeStart, count: count, by: added, room: &attributeRoom[n.raw],
-      filler: Attribute(name: "", value: ""))
+      filler: .empty)
     nodes[i].attributeCount = count + Int32(added.count)
   }
 
@@ -493,10 +511,10 @@ extension Document {
 /// An attribute's identity for "add the attribute if missing": its name in
 /// its namespace.
 struct AttributeKey: Hashable {
-  let name: String
+  let name: Int32
   let namespace: AttributeNamespace
 
-  init(_ a: Attribute) {
+  init(_ a: StoredAttribute) {
     name = a.name
     namespace = a.namespace
   }

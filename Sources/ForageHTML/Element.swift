@@ -20,7 +20,7 @@ public struct Element {
   /// The element's namespace.
   public var namespace: Namespace { document.namespace(id) }
   /// The attributes, in source order.
-  public var attributes: ArraySlice<Attribute> { document.attributes(id) }
+  public var attributes: [Attribute] { document.attributes(id) }
 
   /// The value of an attribute, looked up ASCII case-insensitively on HTML
   /// elements, or nil when absent.

@@ -265,6 +265,11 @@ final class AttributeSelector: Sendable {
   /// True when the HTML standard makes this attribute's value
   /// case-insensitive on HTML elements (absent an `s` flag).
   let htmlCaseInsensitive: Bool
+  /// The name's code among the common attribute names (`A`), which every
+  /// document shares, lower-cased and as written; -1 when not common (the
+  /// document's own table is asked then).
+  let commonLowerCode: Int32
+  let commonExactCode: Int32
 
   init(
     name: TypeName, op: Operator, value: String, flag: CaseFlag, lowerValue: String,
@@ -276,6 +281,8 @@ final class AttributeSelector: Sendable {
     self.flag = flag
     self.lowerValue = lowerValue
     self.htmlCaseInsensitive = htmlCaseInsensitive
+    self.commonLowerCode = A.index[name.lower] ?? -1
+    self.commonExactCode = A.index[name.exact] ?? -1
   }
 }
 

@@ -25,7 +25,10 @@ struct SelectorMatcher {
   /// Reading them through this struct avoids reference counting and
   /// exclusivity checks on the document's stored properties in the hot loop.
   let nodes: [Document.NodeRecord]
-  let attributeStore: [Attribute]
+  let attributeStore: [StoredAttribute]
+  /// The document's attribute values (borrowed: the document outlives the
+  /// matcher and does not change while it runs).
+  let attributeBytes: UnsafePointer<UInt8>
   /// Sibling indexes for the `:nth-*` family, computed per parent on
   /// first use (a class: the matcher itself is an immutable value); nil
   /// when the selector has no such pseudo-class.
@@ -39,6 +42,7 @@ struct SelectorMatcher {
     self.document = document
     self.nodes = document.nodes
     self.attributeStore = document.attributes
+    self.attributeBytes = UnsafePointer(document.attributeBytes.base)
     self.selector = selector.compiled
     self.scope = scope?.raw ?? -1
     self.quirks = document.quirksMode == .quirks
@@ -187,16 +191,36 @@ struct SelectorMatcher {
     nodes[Int(n)].namespace == .html
   }
 
-  /// The value of the no-namespace attribute `name` of element `n`.
-  @inline(__always) func attributeValue(_ n: Int32, _ name: String) -> String? {
+  /// The index in `attributeStore` of element `n`'s no-namespace
+  /// attribute with name code `code`, or -1.
+  @inline(__always) func attributeSlot(_ n: Int32, _ code: Int32) -> Int {
     let r = nodes[Int(n)]
     var i = Int(r.attributeStart)
     let end = i + Int(r.attributeCount)
     while i < end {
-      if attributeStore[i].namespace == .none && attributeStore[i].name == name { return attributeStore[i].value }
+      if attributeStore[i].name == code && attributeStore[i].namespace == .none { return i }
       i += 1
     }
-    return nil
+    return -1
+  }
+
+  /// The slot of the no-namespace attribute named `name` of element `n`, or
+  /// -1 (also when no attribute of the document has that name).
+  @inline(__always) func attributeSlot(_ n: Int32, named name: String) -> Int {
+    guard let code = document.attributeNameCode(name) else { return -1 }
+    return attributeSlot(n, code)
+  }
+
+  /// Runs `body` over the value bytes of the attribute in `slot`.
+  @inline(__always) func withValue<R>(_ slot: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    let a = attributeStore[slot]
+    return body(UnsafeBufferPointer(start: attributeBytes + Int(a.valueStart), count: Int(a.valueCount)))
+  }
+
+  /// The value of the no-namespace attribute `name` of element `n`.
+  func attributeValue(_ n: Int32, _ name: String) -> String? {
+    let slot = attributeSlot(n, named: name)
+    return slot >= 0 ? document.value(attributeStore[slot]) : nil
   }
 
   /// True when `n` is an HTML element whose local name is `name`.
@@ -207,7 +231,7 @@ struct SelectorMatcher {
   }
 
   func hasAttribute(_ n: Int32, _ name: String) -> Bool {
-    attributeValue(n, name) != nil
+    attributeSlot(n, named: name) >= 0
   }
 
   // MARK: - Lists, complex and compound selectors
@@ -288,11 +312,15 @@ struct SelectorMatcher {
   func matchSimple(_ simple: SimpleSelector, _ e: Int32, anchor: Int32) -> Bool {
     switch simple {
     case .id(let id):
-      guard let value = attributeValue(e, "id") else { return false }
-      return quirks ? asciiEqualFolded(value, asciiLowercased(id)) : value == id
+      let slot = attributeSlot(e, A.id)
+      guard slot >= 0 else { return false }
+      return withValue(slot) { v in
+        quirks ? asciiEqualFolded(v, asciiLowercased(id)) : withBytes(id) { w in v.elementsEqual(w) }
+      }
     case .className(let name):
-      guard let value = attributeValue(e, "class") else { return false }
-      return containsWord(value, quirks ? asciiLowercased(name) : name, fold: quirks)
+      let slot = attributeSlot(e, A.class)
+      guard slot >= 0 else { return false }
+      return withValue(slot) { v in containsWord(v, quirks ? asciiLowercased(name) : name, fold: quirks) }
     case .attribute(let a):
       return matchAttribute(a, e)
     case .not(let list):
@@ -349,17 +377,22 @@ struct SelectorMatcher {
   /// https://www.w3.org/TR/selectors-4/#attribute-selectors
   func matchAttribute(_ a: AttributeSelector, _ e: Int32) -> Bool {
     let html = isHTML(e)
-    guard let value = attributeValue(e, html ? a.name.lower : a.name.exact) else { return false }
+    let common = html ? a.commonLowerCode : a.commonExactCode
+    let slot = common >= 0 ? attributeSlot(e, common) : attributeSlot(e, named: html ? a.name.lower : a.name.exact)
+    guard slot >= 0 else { return false }
+    if a.op == .exists { return true }
     let fold = a.flag == .insensitive || (a.flag == .none && html && a.htmlCaseInsensitive)
     let wanted = fold ? a.lowerValue : a.value
-    switch a.op {
-    case .exists: return true
-    case .equals: return fold ? asciiEqualFolded(value, wanted) : value == wanted
-    case .includes: return containsWord(value, wanted, fold: fold)
-    case .dashMatch: return dashMatches(value, wanted, fold: fold)
-    case .prefix: return !wanted.isEmpty && bytesHasPrefix(value, wanted, fold: fold)
-    case .suffix: return !wanted.isEmpty && bytesHasSuffix(value, wanted, fold: fold)
-    case .substring: return !wanted.isEmpty && bytesContains(value, wanted, fold: fold)
+    return withValue(slot) { value in
+      switch a.op {
+      case .exists: return true
+      case .equals: return fold ? asciiEqualFolded(value, wanted) : withBytes(wanted) { value.elementsEqual($0) }
+      case .includes: return containsWord(value, wanted, fold: fold)
+      case .dashMatch: return dashMatches(value, wanted, fold: fold)
+      case .prefix: return !wanted.isEmpty && bytesHasPrefix(value, wanted, fold: fold)
+      case .suffix: return !wanted.isEmpty && bytesHasSuffix(value, wanted, fold: fold)
+      case .substring: return !wanted.isEmpty && bytesContains(value, wanted, fold: fold)
+      }
     }
   }
 
@@ -588,68 +621,56 @@ func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ aStart: Int, _ b: UnsafeBuffe
   return true
 }
 
-/// `value` equals `lowerWanted` ignoring ASCII case (`lowerWanted` is
+/// `v` equals `lowerWanted` ignoring ASCII case (`lowerWanted` is
 /// already lower-cased).
-func asciiEqualFolded(_ value: String, _ lowerWanted: String) -> Bool {
-  withBytes(value) { v in
-    withBytes(lowerWanted) { w in
-      v.count == w.count && bytesEqual(v, 0, w, count: w.count, fold: true)
-    }
+func asciiEqualFolded(_ v: UnsafeBufferPointer<UInt8>, _ lowerWanted: String) -> Bool {
+  withBytes(lowerWanted) { w in
+    v.count == w.count && bytesEqual(v, 0, w, count: w.count, fold: true)
   }
 }
 
-func bytesHasPrefix(_ value: String, _ wanted: String, fold: Bool) -> Bool {
-  withBytes(value) { v in
-    withBytes(wanted) { w in
-      v.count >= w.count && bytesEqual(v, 0, w, count: w.count, fold: fold)
-    }
+func bytesHasPrefix(_ v: UnsafeBufferPointer<UInt8>, _ wanted: String, fold: Bool) -> Bool {
+  withBytes(wanted) { w in
+    v.count >= w.count && bytesEqual(v, 0, w, count: w.count, fold: fold)
   }
 }
 
-func bytesHasSuffix(_ value: String, _ wanted: String, fold: Bool) -> Bool {
-  withBytes(value) { v in
-    withBytes(wanted) { w in
-      v.count >= w.count && bytesEqual(v, v.count - w.count, w, count: w.count, fold: fold)
-    }
+func bytesHasSuffix(_ v: UnsafeBufferPointer<UInt8>, _ wanted: String, fold: Bool) -> Bool {
+  withBytes(wanted) { w in
+    v.count >= w.count && bytesEqual(v, v.count - w.count, w, count: w.count, fold: fold)
   }
 }
 
-func bytesContains(_ value: String, _ wanted: String, fold: Bool) -> Bool {
-  withBytes(value) { v in
-    withBytes(wanted) { w in
-      guard v.count >= w.count else { return false }
-      for start in 0...(v.count - w.count) where bytesEqual(v, start, w, count: w.count, fold: fold) {
-        return true
-      }
-      return false
+func bytesContains(_ v: UnsafeBufferPointer<UInt8>, _ wanted: String, fold: Bool) -> Bool {
+  withBytes(wanted) { w in
+    guard v.count >= w.count else { return false }
+    for start in 0...(v.count - w.count) where bytesEqual(v, start, w, count: w.count, fold: fold) {
+      return true
     }
+    return false
   }
 }
 
-/// `value` is `wanted` or starts with `wanted` followed by `-`.
-func dashMatches(_ value: String, _ wanted: String, fold: Bool) -> Bool {
-  withBytes(value) { v in
-    withBytes(wanted) { w in
-      guard v.count >= w.count, bytesEqual(v, 0, w, count: w.count, fold: fold) else { return false }
-      return v.count == w.count || v[w.count] == 0x2D
-    }
+/// `v` is `wanted` or starts with `wanted` followed by `-`.
+func dashMatches(_ v: UnsafeBufferPointer<UInt8>, _ wanted: String, fold: Bool) -> Bool {
+  withBytes(wanted) { w in
+    guard v.count >= w.count, bytesEqual(v, 0, w, count: w.count, fold: fold) else { return false }
+    return v.count == w.count || v[w.count] == 0x2D
   }
 }
 
-/// One of the ASCII-whitespace-separated words of `value` is `word`.
-func containsWord(_ value: String, _ word: String, fold: Bool) -> Bool {
-  withBytes(value) { v in
-    withBytes(word) { w in
-      guard !w.isEmpty, !w.contains(where: isASCIIWhitespace) else { return false }
-      var i = 0
-      let n = v.count
-      while i < n {
-        while i < n && isASCIIWhitespace(v[i]) { i += 1 }
-        let start = i
-        while i < n && !isASCIIWhitespace(v[i]) { i += 1 }
-        if i - start == w.count && bytesEqual(v, start, w, count: w.count, fold: fold) { return true }
-      }
-      return false
+/// One of the ASCII-whitespace-separated words of `v` is `word`.
+func containsWord(_ v: UnsafeBufferPointer<UInt8>, _ word: String, fold: Bool) -> Bool {
+  withBytes(word) { w in
+    guard !w.isEmpty, !w.contains(where: isASCIIWhitespace) else { return false }
+    var i = 0
+    let n = v.count
+    while i < n {
+      while i < n && isASCIIWhitespace(v[i]) { i += 1 }
+      let start = i
+      while i < n && !isASCIIWhitespace(v[i]) { i += 1 }
+      if i - start == w.count && bytesEqual(v, start, w, count: w.count, fold: fold) { return true }
     }
+    return false
   }
 }

@@ -56,7 +56,8 @@ final class Tokenizer {
   @exclusivity(unchecked) var tagIsEnd = false
   @exclusivity(unchecked) var selfClosing = false
   @exclusivity(unchecked) var attrStart = 0
-  @exclusivity(unchecked) var attrNames: Set<String> = []
+  @exclusivity(unchecked) var attrBytesStart = 0
+  @exclusivity(unchecked) var attrNames: Set<Int32> = []
   @exclusivity(unchecked) var hasAttr = false
   @exclusivity(unchecked) var attrName = ByteBuffer(capacity: 32)
   @exclusivity(unchecked) var attrValue = ByteBuffer(capacity: 256)
@@ -144,7 +145,7 @@ final class Tokenizer {
     switch nextToken() {
     case .doctype(let d): return .doctype(d)
     case .start(let t):
-      let attributes = Array(document.attributes(in: t.attributes))
+      let attributes = document.attributes(in: t.attributes).map(document.attribute)
       var tag = Tag(name: document.names[Int(t.code)], attributes: attributes, selfClosing: t.selfClosing)
       tag.code = Self.knownCode(t.code)
       return .startTag(tag)
@@ -208,6 +209,7 @@ final class Tokenizer {
     tagIsEnd = isEnd
     selfClosing = false
     attrStart = document.attributes.count
+    attrBytesStart = document.attributeBytes.count
     hasAttr = false
   }
 
@@ -222,7 +224,7 @@ final class Tokenizer {
   func finishAttribute() {
     guard hasAttr else { return }
     hasAttr = false
-    let name = attributeName()
+    let name = attributeNameCode()
     var duplicate = false
     let count = document.attributes.count - attrStart
     if count < 12 {
@@ -240,14 +242,20 @@ final class Tokenizer {
       error("duplicate-attribute")
       return
     }
-    document.attributes.append(Attribute(name: name, value: attrValue.isEmpty ? "" : attrValue.string()))
+    let start = Int32(document.attributeBytes.count)
+    if !attrValue.isEmpty {
+      document.attributeBytes.append(contentsOf: attrValue)
+    }
+    document.attributes.append(
+      StoredAttribute(name: name, valueStart: start, valueCount: Int32(attrValue.count), namespace: .none, prefix: .none))
   }
 
-  /// The name in `attrName` as a String; common names come from a table
-  /// rather than being decoded.
+  /// The code of the name in `attrName`; common names come from a table
+  /// rather than being hashed.
   @inline(__always)
-  func attributeName() -> String {
-    commonAttributeName(attrName.base, attrName.count) ?? attrName.string()
+  func attributeNameCode() -> Int32 {
+    let code = attrName.isEmpty ? -1 : A.code(attrName.base, attrName.count)
+    return code >= 0 ? code : document.internAttributeName(attrName.string())
   }
 
   func emitTag() {
@@ -260,6 +268,7 @@ final class Tokenizer {
       if count > 0 {
         error("end-tag-with-attributes")
         document.attributes.removeLast(count)
+        document.attributeBytes.truncate(to: attrBytesStart)
       }
       if selfClosing { error("end-tag-with-trailing-solidus") }
       emit(.end(TagToken(code: code, attributes: .empty, selfClosing: false)))
@@ -415,62 +424,4 @@ final class Tokenizer {
 }
 @inline(__always) func toLower(_ c: UInt8) -> UInt8 { isUpper(c) ? c | 0x20 : c }
 
-/// The attribute names common on real pages, as literals: a literal String
-/// costs nothing to make, where decoding the bytes validates and copies
-/// them for every attribute.
-@inline(__always)
-func commonAttributeName(_ p: UnsafePointer<UInt8>, _ n: Int) -> String? {
-  @inline(__always) func matches(_ s: StaticString) -> Bool {
-    let q = s.utf8Start
-    var i = 0
-    while i < n {
-      if p[i] != q[i] { return false }
-      i += 1
-    }
-    return true
-  }
-  switch n {
-  case 2: return matches("id") ? "id" : nil
-  case 3:
-    if matches("src") { return "src" }
-    if matches("alt") { return "alt" }
-    if matches("rel") { return "rel" }
-    if matches("for") { return "for" }
-    return nil
-  case 4:
-    if matches("href") { return "href" }
-    if matches("type") { return "type" }
-    if matches("name") { return "name" }
-    if matches("role") { return "role" }
-    if matches("lang") { return "lang" }
-    return nil
-  case 5:
-    if matches("class") { return "class" }
-    if matches("style") { return "style" }
-    if matches("title") { return "title" }
-    if matches("width") { return "width" }
-    if matches("value") { return "value" }
-    return nil
-  case 6:
-    if matches("height") { return "height" }
-    if matches("target") { return "target" }
-    if matches("action") { return "action" }
-    if matches("method") { return "method" }
-    if matches("srcset") { return "srcset" }
-    return nil
-  case 7:
-    if matches("content") { return "content" }
-    if matches("charset") { return "charset" }
-    if matches("loading") { return "loading" }
-    return nil
-  case 8:
-    if matches("property") { return "property" }
-    if matches("tabindex") { return "tabindex" }
-    if matches("datetime") { return "datetime" }
-    return nil
-  case 10:
-    return matches("aria-label") ? "aria-label" : nil
-  default:
-    return nil
-  }
-}
+

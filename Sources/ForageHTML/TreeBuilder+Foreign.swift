@@ -36,7 +36,7 @@ extension TreeBuilder {
       return nil
     case .start(var t):
       let breakout = T.foreignBreakout.contains(t.code)
-        || (t.code == T.font && doc.attributes(in: t.attributes).contains { $0.name == "color" || $0.name == "face" || $0.name == "size" })
+        || (t.code == T.font && doc.attributes(in: t.attributes).contains { $0.name == A.color || $0.name == A.face || $0.name == A.size })
       if breakout {
         error("unexpected-html-in-foreign-content")
         while let c = stack.last, c.ns != .html, !isMathMLTextIntegrationPoint(c), !isHTMLIntegrationPoint(c) {
@@ -94,7 +94,7 @@ extension TreeBuilder {
     // Adjusted copies go to the end of `doc.attributes`: the token's range
     // may be shared (with the active formatting list), so it is not
     // changed in place.
-    var attributes = Array(doc.attributes(in: t.attributes))
+    var attributes = doc.attributes(in: t.attributes).map(doc.attribute)
     var changed = false
     for i in attributes.indices {
       let name = attributes[i].name

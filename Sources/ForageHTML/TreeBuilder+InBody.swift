@@ -40,14 +40,14 @@ extension TreeBuilder {
     case T.html:
       error("unexpected-start-tag")
       if hasOnStack(T.template) { return nil }
-      doc.addMissingAttributes(NodeID(raw: stack[0].node), Array(doc.attributes(in: t.attributes)))
+      doc.addMissingAttributes(NodeID(raw: stack[0].node), stored: Array(doc.attributes(in: t.attributes)))
     case T.base, T.basefont, T.bgsound, T.link, T.meta, T.noframes, T.script, T.style, T.template, T.title:
       return inHeadMode(token)
     case T.body:
       error("unexpected-start-tag")
       if stack.count < 2 || !stack[1].isHTML(T.body) || hasOnStack(T.template) { return nil }
       framesetOK = false
-      doc.addMissingAttributes(NodeID(raw: stack[1].node), Array(doc.attributes(in: t.attributes)))
+      doc.addMissingAttributes(NodeID(raw: stack[1].node), stored: Array(doc.attributes(in: t.attributes)))
     case T.frameset:
       error("unexpected-start-tag")
       if stack.count < 2 || !stack[1].isHTML(T.body) || !framesetOK { return nil }
@@ -257,8 +257,8 @@ extension TreeBuilder {
   }
 
   func isHiddenInput(_ t: TagToken) -> Bool {
-    for a in doc.attributes(in: t.attributes) where a.name == "type" {
-      return a.value.lowercased() == "hidden"
+    for a in doc.attributes(in: t.attributes) where a.name == A.type {
+      return doc.value(a).lowercased() == "hidden"
     }
     return false
   }

@@ -44,7 +44,7 @@ extension TreeBuilder {
       switch doc.kind(source) {
       case .element:
         copy = NodeID(raw: doc.createElement(code: doc.nameCode(source), namespace: doc.namespace(source),
-                                             attributes: Array(doc.attributes(source))))
+                                             attributes: doc.attributes(source)))
         for c in doc.children(source).reversed() { pending.append((c, copy)) }
       case .text: copy = NodeID(raw: doc.createText(run: doc.nodes[Int(source.raw)].textRun))
       case .comment: copy = doc.createComment(doc.data(source))

@@ -487,7 +487,7 @@ final class TreeBuilder {
     guard ra.count == rb.count else { return false }
     if ra.count == 0 || ra.start == rb.start { return true }
     let b = doc.attributes(in: rb)
-    for x in doc.attributes(in: ra) where !b.contains(x) { return false }
+    for x in doc.attributes(in: ra) where !b.contains(where: { doc.sameAttribute(x, $0) }) { return false }
     return true
   }
 
