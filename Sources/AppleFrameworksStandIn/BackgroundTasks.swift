@@ -194,7 +194,9 @@ open class BGTaskScheduler: NSObject {
 
   /// Request a list of unexecuted scheduled task requests.
   ///
-  /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/pendingtaskrequests()>
+  /// The `async` form Swift imports of `getPendingTaskRequests(completionHandler:)`.
+  ///
+  /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/getpendingtaskrequests(completionhandler:)>
   open func pendingTaskRequests() async -> [BGTaskRequest] {
     state.withLock { s in s.pending.map { $0.copy() as! BGTaskRequest } }
   }
