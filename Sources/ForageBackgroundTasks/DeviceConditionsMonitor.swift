@@ -23,7 +23,12 @@ import Network
 /// compiled against the stand-in), it reports Wi-Fi and nothing else; tests
 /// pass conditions of their own. The `canImport(Network)` code is not
 /// compiled in CI.
-public final class DeviceConditionsMonitor: ConditionsProvider, Sendable {
+///
+/// `@unchecked Sendable`: the network status is behind a lock; the monitor
+/// is started once, here, on a queue of its own, and cancelled once, in
+/// `deinit` (whether Apple's SDK marks `NWPathMonitor` Sendable could not be
+/// checked without it).
+public final class DeviceConditionsMonitor: ConditionsProvider, @unchecked Sendable {
   private let network = Locked(NetworkStatus.wifi)
   #if canImport(Network)
   private let monitor = NWPathMonitor()

@@ -5,7 +5,7 @@
 // (<https://developer.apple.com/documentation/swiftui/scene/backgroundtask(_:action:)>,
 // <https://developer.apple.com/documentation/swiftui/backgroundtask/apprefresh(_:)>).
 
-#if canImport(SwiftUI) && canImport(BackgroundTasks)
+#if canImport(SwiftUI) && os(iOS)
 import SwiftUI
 import Forage
 
@@ -22,7 +22,7 @@ extension Scene {
   ///       .forageAppRefresh("com.example.refresh", tasks: tasks)
   public func forageAppRefresh(_ identifier: String, tasks: AppBackgroundTasks) -> some Scene {
     backgroundTask(.appRefresh(identifier)) {
-      await tasks.handleLaunch(identifier)
+      _ = await tasks.handleLaunch(identifier)
     }
   }
 }

@@ -89,11 +89,11 @@ extension Downloads {
   }
 
   /// Claims up to `limit` queued downloads for the background session
-  /// `session`, leased for `lease` (a background transfer may take hours),
+  /// `session`, leased for `lease` (a background transfer may take days),
   /// and returns what its download tasks must carry.
   ///
   /// - Throws: store errors.
-  public func handOver(limit: Int, session: String, lease: Duration = .seconds(7 * 24 * 3600)) async throws
+  public func handOver(limit: Int, session: String, lease: Duration = DownloadSettings.Default.handOverLease) async throws
     -> [HandedOverDownload]
   {
     let owner = Self.owner(forSession: session)
