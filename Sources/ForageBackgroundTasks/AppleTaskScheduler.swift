@@ -125,7 +125,10 @@ enum AppleErrors {
         identifier: identifier,
         detail: "add it to BGTaskSchedulerPermittedIdentifiers in Info.plist, with the fetch and processing background modes")
     }
-    if code == .immediateRunIneligible {
+    // `.immediateRunIneligible` (4) is in the iOS 26 SDK only, and for
+    // continued-processing requests, which this adapter never submits: its
+    // raw value keeps the source compiling with older SDKs and iOS 17.
+    if code.rawValue == 4 {
       return SchedulerError.immediateRunIneligible.with(identifier: identifier, detail: "iOS cannot start it now")
     }
     return SchedulerError.unavailable.with(identifier: identifier, detail: "iOS refused the request (code \(code.rawValue))")
