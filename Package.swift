@@ -16,6 +16,7 @@ let package = Package(
     .library(name: "ForageStore", targets: ["ForageStore"]),
     .library(name: "ForageScheduler", targets: ["ForageScheduler"]),
     .library(name: "ForageTestSupport", targets: ["ForageTestSupport"]),
+    .library(name: "ForageBackgroundTasks", targets: ["ForageBackgroundTasks"]),
     .executable(name: "forage", targets: ["ForageCLI"]),
     .executable(name: "forage-bench", targets: ["ForageBench"]),
   ],
@@ -53,6 +54,19 @@ let package = Package(
       name: "Forage",
       dependencies: ["ForageHTML", "ForageURL", "ForageHTTP", "ForageStore", "ForageScheduler", "ForageSupport"]),
 
+    // The Apple adapter: Forage under BGTaskScheduler, UserNotifications and a
+    // background URLSession. On Apple platforms it imports the real
+    // frameworks; on Linux it compiles against AppleFrameworksStandIn, a
+    // test-only module declaring the subset of Apple's API it uses, linked
+    // on Linux only, so it never ships in an Apple build.
+    .target(name: "AppleFrameworksStandIn", dependencies: ["ForageSupport"]),
+    .target(
+      name: "ForageBackgroundTasks",
+      dependencies: [
+        "Forage", "ForageHTTP", "ForageScheduler", "ForageStore", "ForageSupport",
+        .target(name: "AppleFrameworksStandIn", condition: .when(platforms: [.linux])),
+      ]),
+
     .executableTarget(
       name: "ForageCLI",
       dependencies: [
@@ -78,6 +92,12 @@ let package = Package(
         "ForageSupport",
       ]),
     .testTarget(name: "ForageTestSupportTests", dependencies: ["ForageTestSupport"]),
+    .testTarget(
+      name: "ForageBackgroundTasksTests",
+      dependencies: [
+        "ForageBackgroundTasks", "Forage", "ForageHTTP", "ForageScheduler", "ForageStore", "ForageTestSupport",
+        .target(name: "AppleFrameworksStandIn", condition: .when(platforms: [.linux])),
+      ]),
     .testTarget(
       name: "ForageCLITests", dependencies: ["ForageCLI", "ForageStore", "ForageTestSupport"]),
   ],

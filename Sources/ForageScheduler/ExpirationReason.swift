@@ -28,6 +28,9 @@ public enum ExpirationReason: String, Codable, Sendable, Hashable, CaseIterable 
   case shutdown
   /// ``SystemScheduler/stopRunning(reason:)`` was called.
   case stopped
+  /// The host system (iOS, through a ``HostedScheduler``) called the
+  /// task's expiration handler; Apple's handler carries no reason.
+  case system
 }
 
 extension TraceEvent {

@@ -70,7 +70,7 @@ struct HTTPRequestParser {
       return .failure(status: 431, reason: "header section larger than \(maxHeaderBytes) bytes")
     }
     var lines = splitLines(buffer[start..<headerEnd.linesEnd])
-    guard !lines.isEmpty, let requestLine = String(validating: lines.removeFirst(), as: UTF8.self) else {
+    guard !lines.isEmpty, let requestLine = validUTF8(lines.removeFirst()) else {
       return .failure(status: 400, reason: "request line is not UTF-8")
     }
     // https://www.rfc-editor.org/rfc/rfc9112#name-request-line
@@ -93,7 +93,7 @@ struct HTTPRequestParser {
       guard let colon = line.firstIndex(of: 0x3A) else { return .failure(status: 400, reason: "header line without a colon") }
       let name = line[line.startIndex..<colon]
       // https://www.rfc-editor.org/rfc/rfc9112#name-field-syntax: no space before the colon.
-      guard let nameText = String(validating: name, as: UTF8.self), isToken(Substring(nameText)) else {
+      guard let nameText = validUTF8(name), isToken(Substring(nameText)) else {
         return .failure(status: 400, reason: "invalid header field name")
       }
       var value = line[(colon + 1)...]
@@ -170,4 +170,13 @@ struct HTTPRequestParser {
         || "!#$%&'*+-.^_`|~".unicodeScalars.contains(c))
     }
   }
+}
+
+/// `bytes` as a string when they are valid UTF-8, else nil. (The standard
+/// library's `String(validating:as:)` needs macOS 15 / iOS 18; the package
+/// supports macOS 14 / iOS 17.) Invalid bytes decode to U+FFFD, whose UTF-8
+/// differs from them, so a round trip tells.
+func validUTF8<C: Collection<UInt8>>(_ bytes: C) -> String? {
+  let text = String(decoding: bytes, as: UTF8.self)
+  return text.utf8.elementsEqual(bytes) ? text : nil
 }

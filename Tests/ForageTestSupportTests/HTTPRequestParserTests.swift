@@ -21,6 +21,16 @@ import Testing
     return nil
   }
 
+  @Test func test_validUTF8_acceptsUTF8_andRefusesOtherBytes() {
+    #expect(validUTF8(Array("GET /caf\u{E9} HTTP/1.1".utf8)) == "GET /caf\u{E9} HTTP/1.1")
+    #expect(validUTF8([0x47, 0xFF, 0x54]) == nil)
+    #expect(validUTF8([0xC3]) == nil, "a truncated sequence")
+    #expect(validUTF8(Array("\u{FFFD}".utf8)) == "\u{FFFD}", "a real replacement character is kept")
+    var parser = HTTPRequestParser()
+    parser.append([0x47, 0x45, 0x54, 0x20, 0x2F, 0xFF, 0x20] + Array("HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+    #expect(status(parser.next()) == 400)
+  }
+
   @Test func test_simpleGet_isParsed() throws {
     let outcomes = parse("GET /a?b=1 HTTP/1.1\r\nHost: x\r\nUser-Agent:  test/1 \r\n\r\n")
     guard case .request(let r) = outcomes.first else { Issue.record("no request: \(outcomes)"); return }

@@ -146,10 +146,10 @@ private func problem(_ json: String, sourceLocation: SourceLocation = #_sourceLo
     #expect(p?.message.contains("did you mean \"secretEnv\"") == true)
   }
 
-  @Test func test_channel_missingType_namesTheFourChoices() {
+  @Test func test_channel_missingType_namesTheFiveChoices() {
     let p = problem(config(top: #""notify": [{"name": "x"}]"#))
     #expect(p?.path == "notify[0]")
-    for word in ["webhook", "command", "file", "stdout"] { #expect(p?.message.contains("\"\(word)\"") == true) }
+    for word in ["webhook", "command", "file", "stdout", "local"] { #expect(p?.message.contains("\"\(word)\"") == true) }
   }
 
   @Test func test_channel_twoTypes() {

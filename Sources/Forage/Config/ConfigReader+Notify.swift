@@ -5,7 +5,7 @@ import ForageStore
 /// `docs/configuration.md`, "Notifications"), read and written.
 extension ConfigReader {
   /// The type keys of a channel; each channel has exactly one.
-  static let notifyTypes = ["webhook", "command", "file", "stdout"]
+  static let notifyTypes = ["webhook", "command", "file", "stdout", "local"]
   static let notifyChannelKeys = notifyTypes + ["secretEnv", "name", "batch", "timeout", "maxAge"]
   /// The tests of a field condition; each has exactly one.
   static let conditionTests = [
@@ -55,7 +55,7 @@ extension ConfigReader {
     let types = ConfigReader.notifyTypes.filter { m[$0] != nil }
     var target: NotifyChannel.Target?
     if types.isEmpty {
-      problem(path, "missing the channel's type: give one of \"webhook\", \"command\", \"file\" or \"stdout\"")
+      problem(path, "missing the channel's type: give one of \"webhook\", \"command\", \"file\", \"stdout\" or \"local\"")
     } else if types.count > 1 {
       problem(path, "a channel has one type; found \(types.map { "\"\($0)\"" }.joined(separator: " and ")) (use one channel for each)")
     } else {
@@ -130,6 +130,13 @@ extension ConfigReader {
       return argv.count == items.count ? .command(argv) : nil
     case "file":
       return string(m["file"], at: keyPath).map { .file($0) }
+    case "local":
+      guard let b = bool(m["local"], at: keyPath) else { return nil }
+      if !b {
+        problem(keyPath, "must be true (remove the channel to not show notifications on the device)")
+        return nil
+      }
+      return .local
     default:
       guard let b = bool(m["stdout"], at: keyPath) else { return nil }
       if !b {
@@ -351,6 +358,7 @@ extension NotifyChannel {
     case .command(let argv): m.append(("command", .array(argv.map(JSONValue.string))))
     case .file(let path): m.append(("file", .string(path)))
     case .stdout: m.append(("stdout", .bool(true)))
+    case .local: m.append(("local", .bool(true)))
     }
     if batch { m.append(("batch", .bool(true))) }
     if timeout != Defaults.notifyTimeout { m.append(("timeout", .string(Units.format(timeout)))) }

@@ -38,6 +38,10 @@ public struct DownloadSettings: Sendable, Hashable {
     /// The longest one transfer may take; deadlines and the low-speed window end
     /// transfers long before it in practice.
     public static let transferTimeout: Duration = .seconds(24 * 3600)
+    /// How long a download handed to a background `URLSession` stays claimed
+    /// by it (``Downloads/handOver(limit:session:lease:)``): iOS may take
+    /// hours or days to transfer a discretionary download.
+    public static let handOverLease: Duration = .seconds(7 * 24 * 3600)
     /// The longest file name chosen, in UTF-8 bytes (file systems allow 255; the
     /// rest is left for a collision suffix and the part file's name).
     public static let maxNameLength = 200

@@ -66,7 +66,9 @@ public struct Downloads: Sendable {
   public let settings: DownloadSettings
   let fetcher: Fetcher
   let fetch: FetchSettings
-  let owner: String
+  /// Whose claims this value works under (its own, or a background
+  /// session's: see ``withOwner(_:)``).
+  var owner: String
 
   /// Downloads through `fetcher` (share the crawl's to share its politeness);
   /// `fetch` gives the transfer limits downloads share with fetches (connect
@@ -358,29 +360,33 @@ public struct Downloads: Sendable {
         }
       }
       guard complete else { continue }
-
-      // Verify: the expected size (else the server's), the expected SHA-256.
-      try part.sync()
-      let size = part.size
-      var problem: String?
-      if let expected = entry.knownSize, size != expected {
-        problem = "it has \(size) bytes, \(expected) expected"
-      }
-      var digest: String?
-      if problem == nil, entry.expectedSHA256 != nil || settings.alwaysHash {
-        let computed = try part.sha256(length: size)
-        digest = computed
-        if let wanted = entry.expectedSHA256, computed != wanted {
-          problem = "its SHA-256 is \(computed), \(wanted) expected"
-        }
-      }
-      if let problem {
-        if let result = try await verificationFailed(&entry, part: part, problem) { return result }
-        continue
-      }
-      entry.bytesWritten = size
-      return try await land(entry, part: part, url: url, sha256: digest ?? entry.expectedSHA256)
+      if let result = try await verifyAndLand(&entry, part: part, url: url) { return result }
     }
+  }
+
+  /// Checks a complete part against the expected size (else the server's) and
+  /// SHA-256, then puts it in place. Nil when it failed verification and was
+  /// emptied for another attempt (one more attempt is counted).
+  func verifyAndLand(_ entry: inout DownloadEntry, part: PartFile, url: WebURL) async throws -> DownloadResult? {
+    try part.sync()
+    let size = part.size
+    var problem: String?
+    if let expected = entry.knownSize, size != expected {
+      problem = "it has \(size) bytes, \(expected) expected"
+    }
+    var digest: String?
+    if problem == nil, entry.expectedSHA256 != nil || settings.alwaysHash {
+      let computed = try part.sha256(length: size)
+      digest = computed
+      if let wanted = entry.expectedSHA256, computed != wanted {
+        problem = "its SHA-256 is \(computed), \(wanted) expected"
+      }
+    }
+    if let problem {
+      return try await verificationFailed(&entry, part: part, problem)
+    }
+    entry.bytesWritten = size
+    return try await land(entry, part: part, url: url, sha256: digest ?? entry.expectedSHA256)
   }
 
   /// The outcome of one transfer and the entry as its bytes left it.
@@ -508,12 +514,12 @@ public struct Downloads: Sendable {
   /// Writes `entry` under the claim (extended, or released); false when the claim
   /// was lost.
   @discardableResult
-  private func save(_ entry: DownloadEntry, release: Bool = false) async throws -> Bool {
+  func save(_ entry: DownloadEntry, release: Bool = false) async throws -> Bool {
     try await store.updateDownload(
       entry, owner: owner, leaseUntil: release ? nil : Date().addingTimeInterval(settings.lease.seconds), now: Date())
   }
 
-  private func fail(_ entry: DownloadEntry, _ error: DownloadError) async throws -> DownloadResult {
+  func fail(_ entry: DownloadEntry, _ error: DownloadError) async throws -> DownloadResult {
     var entry = entry
     entry.state = .failed
     entry.lastError = error.message
@@ -521,7 +527,7 @@ public struct Downloads: Sendable {
     return .failed(error)
   }
 
-  private func interrupt(_ entry: DownloadEntry, _ reason: String) async throws -> DownloadResult {
+  func interrupt(_ entry: DownloadEntry, _ reason: String) async throws -> DownloadResult {
     var entry = entry
     entry.state = .queued
     try await save(entry, release: true)
@@ -554,7 +560,7 @@ public struct Downloads: Sendable {
 
   /// The file is not what it should be: the part is emptied and the download tried
   /// again (nil: go on), or after the last attempt the part is deleted and it fails.
-  private func verificationFailed(_ entry: inout DownloadEntry, part: PartFile, _ problem: String) async throws
+  func verificationFailed(_ entry: inout DownloadEntry, part: PartFile, _ problem: String) async throws
     -> DownloadResult?
   {
     try part.truncate(to: 0)
@@ -592,7 +598,7 @@ public struct Downloads: Sendable {
   }
 
   /// Puts the verified part in place under a free name, then records it done.
-  private func land(_ entry: DownloadEntry, part: PartFile, url: WebURL, sha256: String?) async throws
+  func land(_ entry: DownloadEntry, part: PartFile, url: WebURL, sha256: String?) async throws
     -> DownloadResult
   {
     var entry = entry

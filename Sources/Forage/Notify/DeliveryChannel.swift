@@ -36,6 +36,7 @@ extension NotifyChannel {
     case .command(let argv): return argv.joined(separator: " ")
     case .file(let path): return path
     case .stdout: return "stdout"
+    case .local: return "local notifications"
     }
   }
 
@@ -44,9 +45,11 @@ extension NotifyChannel {
   /// - Parameters:
   ///   - directory: the config file's folder, for relative file paths.
   ///   - environment: where a webhook's signing secret is read.
-  func deliveryChannel(transport: any Transport, directory: String?, environment: [String: String])
-    -> any DeliveryChannel
-  {
+  ///   - localNotifications: what shows a `local` channel's notifications.
+  func deliveryChannel(
+    transport: any Transport, directory: String?, environment: [String: String],
+    localNotifications: (any LocalNotificationPresenter)? = nil
+  ) -> any DeliveryChannel {
     switch target {
     case .webhook(let url, let secretEnv):
       return WebhookChannel(
@@ -60,6 +63,8 @@ extension NotifyChannel {
       return FileChannel(path: full)
     case .stdout:
       return FileChannel(path: nil)
+    case .local:
+      return LocalChannel(presenter: localNotifications)
     }
   }
 }

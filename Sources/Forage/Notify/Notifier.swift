@@ -35,10 +35,13 @@ public final class Notifier: Sendable {
   ///     waits twice as long as the one before, up to
   ///     ``Defaults/notifyLongestRetry``.
   ///   - now: the clock of the outbox's dates (a simulator passes its own).
+  ///   - localNotifications: what shows the `local` channel's notifications
+  ///     (an iOS app's `ForageBackgroundTasks`); nil where there is none.
   public init(
     config: ForageConfig, store: any Store, transport: any Transport, directory: String? = nil,
     environment: [String: String] = ProcessInfo.processInfo.environment,
-    firstRetry: Duration = Defaults.notifyFirstRetry, now: @escaping @Sendable () -> Date = { Date() }
+    firstRetry: Duration = Defaults.notifyFirstRetry, now: @escaping @Sendable () -> Date = { Date() },
+    localNotifications: (any LocalNotificationPresenter)? = nil
   ) {
     self.now = now
     self.store = store
@@ -48,7 +51,8 @@ public final class Notifier: Sendable {
       channels[channel.name] = (
         channel,
         channel.deliveryChannel(
-          transport: transport, directory: directory ?? config.directory, environment: environment)
+          transport: transport, directory: directory ?? config.directory, environment: environment,
+          localNotifications: localNotifications)
       )
     }
     self.channels = channels

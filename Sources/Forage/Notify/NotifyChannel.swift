@@ -28,6 +28,9 @@ public struct NotifyChannel: Sendable, Hashable {
     case file(String)
     /// Print JSON Lines on standard output.
     case stdout
+    /// Show a notification on the device the app runs on (iOS, through
+    /// `ForageBackgroundTasks`); elsewhere every attempt fails, saying why.
+    case local
 
     /// The type's word in the config (`"webhook"`, `"command"`, `"file"`, `"stdout"`).
     public var typeName: String {
@@ -36,6 +39,7 @@ public struct NotifyChannel: Sendable, Hashable {
       case .command: return "command"
       case .file: return "file"
       case .stdout: return "stdout"
+      case .local: return "local"
       }
     }
   }

@@ -27,6 +27,8 @@ public struct TaskRunner: Sendable {
   let dates: @Sendable () -> Date
   /// Called as a launch's job commits, with its running totals.
   let progress: (@Sendable (TaskDefinition, RunSummary) -> Void)?
+  /// What shows the `local` channel's notifications (an iOS app's).
+  let localNotifications: (any LocalNotificationPresenter)?
 
   /// - Parameters:
   ///   - log: where the runner reports what goes wrong outside a job (a
@@ -39,12 +41,16 @@ public struct TaskRunner: Sendable {
   ///     simulated time).
   ///   - progress: called as a launch's job commits, with its running
   ///     totals (a live progress line).
+  ///   - localNotifications: what shows the `local` channel's notifications
+  ///     (`ForageBackgroundTasks` passes `UNUserNotificationCenter`'s).
   public init(
     config: ForageConfig, store: any Store, transport: any Transport, log: SchedulerLog = .silent,
     onFinish: (@Sendable (TaskDefinition, LaunchPlan, RunSummary?) -> Void)? = nil,
     dates: @escaping @Sendable () -> Date = { Date() },
-    progress: (@Sendable (TaskDefinition, RunSummary) -> Void)? = nil
+    progress: (@Sendable (TaskDefinition, RunSummary) -> Void)? = nil,
+    localNotifications: (any LocalNotificationPresenter)? = nil
   ) {
+    self.localNotifications = localNotifications
     self.dates = dates
     self.progress = progress
     self.config = config
@@ -129,7 +135,11 @@ public struct TaskRunner: Sendable {
       onFinish?(task, plan, RunSummary())
       return
     }
-    let job = Job(config: config, store: store, transport: transport, now: dates)
+    let notifier = localNotifications.flatMap { presenter in
+      config.notify.isEmpty
+        ? nil : Notifier(config: config, store: store, transport: transport, now: dates, localNotifications: presenter)
+    }
+    let job = Job(config: config, store: store, transport: transport, notifier: notifier, now: dates)
     do {
       let progress = self.progress
       let summary = try await job.run(

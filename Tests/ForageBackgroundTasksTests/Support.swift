@@ -1,0 +1,77 @@
+#if os(Linux)
+import AppleFrameworksStandIn
+import Foundation
+import Forage
+import ForageHTTP
+import ForageStore
+import ForageSupport
+import ForageTestSupport
+
+/// A temporary folder removed when the value is released.
+final class TemporaryDirectory: Sendable {
+  let path: String
+  init() {
+    path = NSTemporaryDirectory() + "forage-apple-tests-" + UUID().uuidString
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  }
+  func file(_ name: String) -> String { path + "/" + name }
+  deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// True once `condition` holds, checked every 20 ms for up to `seconds`.
+func eventually(_ seconds: Double = 30, _ condition: () async throws -> Bool) async rethrows -> Bool {
+  let end = Date().addingTimeInterval(seconds)
+  while Date() < end {
+    if try await condition() { return true }
+    try? await Task.sleep(for: .milliseconds(20))
+  }
+  return try await condition()
+}
+
+/// The system as a freshly installed app finds it: the stand-in's
+/// singletons reset, `permitted` in Info.plist, Background App Refresh on.
+func freshSystem(permitted: [String]) {
+  BGTaskScheduler.shared._reset()
+  BGTaskScheduler.shared._setPermittedIdentifiers(permitted)
+  BGTaskScheduler.shared._setBackgroundRefreshAvailable(true)
+  UNUserNotificationCenter.current()._reset()
+}
+
+let refreshID = "com.example.refresh"
+
+/// A config crawling the demo shop at `base` for the task `refreshID`
+/// (every 15 minutes), one request at a time, `delay` apart.
+func shopConfig(_ base: String, delay: Duration = .zero, notify: [NotifyChannel] = []) -> ForageConfig {
+  var fetch = FetchSettings()
+  fetch.perHostDelay = delay
+  fetch.perHostConcurrency = 1
+  fetch.concurrency = 1
+  fetch.timeout = .seconds(10)
+  var config = ForageConfig(
+    userAgent: "ForageAppleTests/1.0", fetch: fetch,
+    tasks: [TaskDefinition(id: refreshID, kind: .appRefresh, every: .seconds(900), budget: .seconds(30), sources: ["catalog"])],
+    sources: [
+      Source(
+        name: "catalog", url: base + "/",
+        extract: [
+          "title": "h1.product-title", "price": .css("span.price", as: .number),
+          "sku": .css("div.product", attr: "data-sku", required: true),
+        ],
+        match: "div.product", key: ["sku"], crawl: CrawlScope(maxDepth: 6, maxPages: 10_000))
+    ])
+  config.notify = notify
+  return config
+}
+
+/// How many records the store holds.
+func recordCount(_ store: any Store) async throws -> Int {
+  var count = 0
+  var after: Int64 = 0
+  while true {
+    let batch = try await store.records(source: nil, afterID: after, limit: 500)
+    guard let last = batch.last else { return count }
+    count += batch.count
+    after = last.id
+  }
+}
+#endif
