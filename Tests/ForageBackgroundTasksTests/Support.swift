@@ -1,5 +1,6 @@
 #if os(Linux)
 import AppleFrameworksStandIn
+import Testing
 import Foundation
 import Forage
 import ForageHTTP
@@ -74,4 +75,10 @@ func recordCount(_ store: any Store) async throws -> Int {
     after = last.id
   }
 }
+
+/// The suites that drive `BGTaskScheduler.shared` (one stand-in scheduler
+/// for the whole process, as on iOS): serialized together, so that one
+/// suite's launches and pending requests never meet another's, whether or
+/// not the run is parallel.
+@Suite(.serialized) enum StandInTests {}
 #endif
