@@ -155,7 +155,7 @@ func extract(_ html: String, _ source: Source, url: String = "https://shop.examp
   @Test func test_fragmentlessKey_sharesOnlyWhatResolvesAlike() throws {
     #expect(CrawlLink.fragmentlessKey("a.html#x") == "a.html")
     #expect(CrawlLink.fragmentlessKey("#top") == "")
-    #expect(CrawlLink.fragmentlessKey("a.html") == "a.html")
+    #expect(CrawlLink.fragmentlessKey("a.html") == nil)
     #expect(CrawlLink.fragmentlessKey("a?q=#1#2") == "a?q=")
     #expect(CrawlLink.fragmentlessKey("a #x") == nil)
     #expect(CrawlLink.fragmentlessKey("a\t#x") == nil)

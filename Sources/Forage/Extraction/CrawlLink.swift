@@ -23,19 +23,24 @@ struct CrawlLink: Sendable {
     allowed = source.admits(url)
   }
 
-  /// The part of a trimmed `href` before its first "#", when every href
-  /// with that part resolves to the same URL once its fragment is removed
-  /// (the URL parser ends the path or query at the first "#", whatever
-  /// comes after); nil when the part ends in a space or control character,
-  /// which the parser would trim from the part alone but encode in the
-  /// whole (`"a #x"` is `a%20`, `"a "` is `a`).
+  /// The part of a trimmed `href` before its first "#", when it has one
+  /// and every href with that part resolves to the same URL once its
+  /// fragment is removed (the URL parser ends the path or query at the
+  /// first "#", whatever comes after). Nil without a "#" (nothing to share:
+  /// such hrefs go to the crawl's own memo), and when the part ends in a
+  /// space or control character, which the parser would trim from the part
+  /// alone but encode in the whole (`"a #x"` is `a%20`, `"a "` is `a`).
   ///
   /// - SeeAlso: <https://url.spec.whatwg.org/#concept-basic-url-parser>
   static func fragmentlessKey(_ href: String) -> Substring? {
-    let utf8 = href.utf8
-    let end = utf8.firstIndex(of: UInt8(ascii: "#")) ?? utf8.endIndex
-    if end > utf8.startIndex, utf8[utf8.index(before: end)] <= 0x20 { return nil }
-    return Substring(utf8[..<end])
+    let found: Int? = href.utf8.withContiguousStorageIfAvailable { b in
+      for i in b.indices where b[i] == UInt8(ascii: "#") {
+        return i > 0 && b[i - 1] <= 0x20 ? nil : i
+      }
+      return nil
+    } ?? nil
+    guard let offset = found else { return nil }
+    return Substring(href.utf8.prefix(offset))
   }
 
   /// True when `href` starts with a scheme other than http or https
