@@ -202,13 +202,6 @@ extension Document {
   /// `code` and no namespace, or -1.
   @inline(__always)
   func attributeIndex(_ n: Int32, code: Int32) -> Int {
-    Self.attributeIndex(n, code: code, nodes: nodes, attributes: attributes)
-  }
-
-  /// `attributeIndex` over arrays of a document (the selector matcher
-  /// holds its own references to them).
-  @inline(__always)
-  static func attributeIndex(_ n: Int32, code: Int32, nodes: [NodeRecord], attributes: [StoredAttribute]) -> Int {
     let r = nodes[Int(n)]
     var i = Int(r.attributeStart)
     let end = i + Int(r.attributeCount)

@@ -194,7 +194,14 @@ struct SelectorMatcher {
   /// The index in `attributeStore` of element `n`'s no-namespace
   /// attribute with name code `code`, or -1.
   @inline(__always) func attributeSlot(_ n: Int32, _ code: Int32) -> Int {
-    Document.attributeIndex(n, code: code, nodes: nodes, attributes: attributeStore)
+    let r = nodes[Int(n)]
+    var i = Int(r.attributeStart)
+    let end = i + Int(r.attributeCount)
+    while i < end {
+      if attributeStore[i].name == code && attributeStore[i].namespace == .none { return i }
+      i += 1
+    }
+    return -1
   }
 
   /// The slot of the no-namespace attribute named `name` of element `n`, or
