@@ -192,7 +192,10 @@ struct SelectorMatcher {
   }
 
   /// The index in `attributeStore` of element `n`'s no-namespace
-  /// attribute with name code `code`, or -1.
+  /// attribute with name code `code`, or -1. (`Document.attributeIndex`
+  /// is the same loop over the document's own arrays; one shared function
+  /// taking the arrays as arguments made `Element.attr` retain and release
+  /// both on every call, +0.9% instructions on the shop's product pages.)
   @inline(__always) func attributeSlot(_ n: Int32, _ code: Int32) -> Int {
     let r = nodes[Int(n)]
     var i = Int(r.attributeStart)
