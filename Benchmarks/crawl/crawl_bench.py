@@ -20,6 +20,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
+LIBCS = ["/lib/x86_64-linux-gnu/libc.so.6", "/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6"]
+MALLOC_EVENT = "probe_libc:malloc"
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -101,6 +105,48 @@ http {{
     return proc
 
 
+class MallocProbe:
+    """perf's uprobe on libc's malloc: added when missing, removed again if added here."""
+
+    def __init__(self):
+        self.added = False
+        self.error = None
+        if not shutil.which("perf"):
+            self.error = "perf is not installed (apt-get install linux-perf)"
+            return
+        listed = subprocess.run(["perf", "probe", "-l"], capture_output=True, text=True)
+        if MALLOC_EVENT in listed.stdout:
+            return
+        libc = next((p for p in LIBCS if os.path.exists(p)), None)
+        if libc is None:
+            self.error = "libc.so.6 not found in " + ", ".join(LIBCS)
+            return
+        made = subprocess.run(["perf", "probe", "-x", libc, "malloc"], capture_output=True, text=True)
+        if made.returncode != 0:
+            self.error = "perf probe failed: " + (made.stderr.strip().splitlines() or ["?"])[-1]
+            return
+        self.added = True
+
+    def count(self, cmd, workdir, **kw):
+        """Runs cmd under perf stat; returns (malloc calls, stdout, stderr), or None if perf fails."""
+        out_file = os.path.join(workdir, "perf-stat.csv")
+        proc = subprocess.run(["perf", "stat", "-x", ",", "-e", MALLOC_EVENT, "-o", out_file, "--"] + cmd,
+                              capture_output=True, text=True, **kw)
+        if proc.returncode == 0 and os.path.exists(out_file):
+            with open(out_file) as f:
+                for line in f:
+                    parts = line.strip().split(",")
+                    if len(parts) > 2 and parts[2] == MALLOC_EVENT and parts[0].isdigit():
+                        return int(parts[0]), proc.stdout, proc.stderr
+        print(f"--allocs: no malloc count from perf stat (exit {proc.returncode}) for {cmd[0]}: "
+              f"{proc.stderr.strip()[-500:]}", file=sys.stderr)
+        return None
+
+    def close(self):
+        if self.added:
+            subprocess.run(["perf", "probe", "-d", MALLOC_EVENT], capture_output=True)
+
+
 def crawl_config(base):
     """The Forage config of the benchmark crawl of the shop at `base`: the settings
     Scrapy gets too (16 requests at once, no delay, robots.txt off)."""
@@ -148,6 +194,8 @@ def main():
     ap.add_argument("--bench", default=os.path.join(ROOT, ".build/release/forage-bench"))
     ap.add_argument("--scrapy", default=os.path.join(HERE, "..", ".venv/bin/scrapy"))
     ap.add_argument("--skip-scrapy", action="store_true")
+    ap.add_argument("--allocs", action="store_true",
+                    help="also count malloc calls per page (perf probe on libc's malloc; one more run each)")
     ap.add_argument("--forage-runs", type=int, default=3,
                     help="Forage crawls (fresh store each); the median one is reported (default 3)")
     args = ap.parse_args()
@@ -168,6 +216,7 @@ def main():
     port = free_port()
     nginx = start_nginx(site, port, work)
     base = f"http://127.0.0.1:{port}"
+    allocs = {}
     try:
         config = crawl_config(base)
         cfg = os.path.join(work, "forage.json")
@@ -197,19 +246,45 @@ def main():
         results = [("forage", forage_pages, wall, cpu, rss, count)]
 
         same = None
-        if not args.skip_scrapy:
-            items = os.path.join(work, "scrapy.jsonl")
-            swall, scpu, srss, sout, serr = peak_rss_mib([
+
+        def scrapy_cmd(out):
+            return [
                 args.scrapy, "runspider", os.path.join(HERE, "shop_spider.py"), "-a", f"start={base}/",
-                "-O", items + ":jsonlines",
+                "-O", out + ":jsonlines",
                 "-s", "CONCURRENT_REQUESTS=16", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=16",
                 "-s", "DOWNLOAD_DELAY=0", "-s", "ROBOTSTXT_OBEY=False", "-s", "LOG_LEVEL=INFO",
                 "-s", "TELNETCONSOLE_ENABLED=False", "-s", "DEPTH_LIMIT=0",
-            ])
-            scrapy_pages = 0
-            for line in serr.splitlines():
+            ]
+
+        def scrapy_responses(stderr):
+            for line in stderr.splitlines():
                 if "'downloader/response_count':" in line:
-                    scrapy_pages = int(line.split(":")[-1].strip().rstrip(",}"))
+                    return int(line.split(":")[-1].strip().rstrip(",}"))
+            return 0
+
+        if args.allocs:
+            probe = MallocProbe()
+            if probe.error:
+                print(f"--allocs skipped: {probe.error}", file=sys.stderr)
+            else:
+                try:
+                    store = os.path.join(work, "forage-allocs.sqlite")
+                    counted = probe.count([args.forage, "run", "--config", cfg, "--store", store, "--budget", "1h",
+                                           "--json"], work)
+                    if counted:
+                        summary = json.loads(counted[1])
+                        allocs["forage"] = counted[0] / max(summary["pagesFetched"] + summary["pagesFailed"], 1)
+                    if not args.skip_scrapy:
+                        counted = probe.count(scrapy_cmd(os.path.join(work, "scrapy-allocs.jsonl")), work)
+                        if counted:
+                            allocs["scrapy"] = counted[0] / max(scrapy_responses(counted[2]), 1)
+                finally:
+                    probe.close()
+
+        if not args.skip_scrapy:
+            items = os.path.join(work, "scrapy.jsonl")
+            swall, scpu, srss, sout, serr = peak_rss_mib(scrapy_cmd(items))
+            scrapy_pages = scrapy_responses(serr)
             scrapy_rows = norm_scrapy(items)
             results.append(("scrapy", scrapy_pages, swall, scpu, srss, len(scrapy_rows)))
             same = forage_rows == scrapy_rows
@@ -221,9 +296,14 @@ def main():
     print(f"site: {args.products} products, {pages_on_site} files, served by nginx on loopback")
     if args.forage_runs > 1:
         print(f"forage: the median of {args.forage_runs} runs by pages/s (each run is printed on stderr)")
-    print(f"{'crawler':<8} {'pages':>7} {'seconds':>8} {'pages/s':>9} {'CPU ms/page':>12} {'peak MiB':>9} {'records':>8}")
+    print(f"{'crawler':<8} {'pages':>7} {'seconds':>8} {'pages/s':>9} {'CPU ms/page':>12} {'peak MiB':>9} {'records':>8}"
+          + (f" {'mallocs/page':>13}" if allocs else ""))
     for name, pages, wall, cpu, rss, recs in results:
-        print(f"{name:<8} {pages:>7} {wall:>8.2f} {pages / wall:>9.0f} {1000 * cpu / max(pages, 1):>12.3f} {rss:>9.1f} {recs:>8}")
+        print(f"{name:<8} {pages:>7} {wall:>8.2f} {pages / wall:>9.0f} {1000 * cpu / max(pages, 1):>12.3f} {rss:>9.1f} {recs:>8}"
+              + (f" {allocs.get(name, float('nan')):>13.0f}" if allocs else ""))
+    if allocs:
+        print("(mallocs: calls of libc's malloc in one more run each, startup included; CPython's pymalloc "
+              "serves objects of up to 512 bytes without malloc)")
     if len(results) == 2:
         f, s = results
         print(f"ratio forage/scrapy: pages/s x{(f[1] / f[2]) / (s[1] / s[2]):.1f}, "

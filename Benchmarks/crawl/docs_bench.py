@@ -46,11 +46,9 @@ sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 
-from crawl_bench import free_port, peak_rss_mib, start_nginx_servers  # noqa: E402
+from crawl_bench import MallocProbe, free_port, peak_rss_mib, start_nginx_servers  # noqa: E402
 
 DOCS = "/usr/share/doc/python3.11/html"
-LIBCS = ["/lib/x86_64-linux-gnu/libc.so.6", "/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6"]
-MALLOC_EVENT = "probe_libc:malloc"
 # A stock nginx's types for what the docs hold; anything else is a download.
 TYPES = ("types { text/html html htm; text/plain txt; text/css css; application/javascript js; "
          "application/json json; image/png png; image/svg+xml svg; application/xml xml; } "
@@ -92,48 +90,6 @@ def scrapy_stat(stderr, name):
 
 def load():
     return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
-
-
-class MallocProbe:
-    """perf's uprobe on libc's malloc: added when missing, removed again if added here."""
-
-    def __init__(self):
-        self.added = False
-        self.error = None
-        if not shutil.which("perf"):
-            self.error = "perf is not installed (apt-get install linux-perf)"
-            return
-        listed = subprocess.run(["perf", "probe", "-l"], capture_output=True, text=True)
-        if MALLOC_EVENT in listed.stdout:
-            return
-        libc = next((p for p in LIBCS if os.path.exists(p)), None)
-        if libc is None:
-            self.error = "libc.so.6 not found in " + ", ".join(LIBCS)
-            return
-        made = subprocess.run(["perf", "probe", "-x", libc, "malloc"], capture_output=True, text=True)
-        if made.returncode != 0:
-            self.error = "perf probe failed: " + (made.stderr.strip().splitlines() or ["?"])[-1]
-            return
-        self.added = True
-
-    def count(self, cmd, workdir, **kw):
-        """Runs cmd under perf stat; returns (malloc calls, stdout, stderr), or None if perf fails."""
-        out_file = os.path.join(workdir, "perf-stat.csv")
-        proc = subprocess.run(["perf", "stat", "-x", ",", "-e", MALLOC_EVENT, "-o", out_file, "--"] + cmd,
-                              capture_output=True, text=True, **kw)
-        if proc.returncode == 0 and os.path.exists(out_file):
-            with open(out_file) as f:
-                for line in f:
-                    parts = line.strip().split(",")
-                    if len(parts) > 2 and parts[2] == MALLOC_EVENT and parts[0].isdigit():
-                        return int(parts[0]), proc.stdout, proc.stderr
-        print(f"--allocs: no malloc count from perf stat (exit {proc.returncode}) for {cmd[0]}: "
-              f"{proc.stderr.strip()[-500:]}", file=sys.stderr)
-        return None
-
-    def close(self):
-        if self.added:
-            subprocess.run(["perf", "probe", "-d", MALLOC_EVENT], capture_output=True)
 
 
 def main():
