@@ -7,4 +7,10 @@
 static inline sqlite3_destructor_type forage_sqlite_transient(void) {
   return SQLITE_TRANSIENT;
 }
+
+/// SQLITE_STATIC (0): SQLite reads the bound bytes where they are, which the
+/// caller keeps valid until the parameter is bound again.
+static inline sqlite3_destructor_type forage_sqlite_static(void) {
+  return SQLITE_STATIC;
+}
 #endif

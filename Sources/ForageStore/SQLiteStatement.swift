@@ -17,6 +17,13 @@ final class SQLiteStatement {
   private let db: OpaquePointer
   /// The store's path, for error messages.
   private let path: String
+  /// One buffer per parameter that text and blobs are copied into, bound
+  /// with SQLITE_STATIC: SQLite reads them in place, and the buffer outlives
+  /// every use of the statement. With SQLITE_TRANSIENT SQLite copied each
+  /// value into memory of its own, which `clear()` (run each time the
+  /// statement is handed out) freed again: a malloc and a free per bound
+  /// string, a dozen per committed page.
+  private var buffers: [(pointer: UnsafeMutableRawPointer, capacity: Int)?] = []
 
   init(db: OpaquePointer, sql: String, path: String) throws {
     var statement: OpaquePointer?
@@ -33,7 +40,30 @@ final class SQLiteStatement {
     self.path = path
   }
 
-  deinit { sqlite3_finalize(handle) }
+  deinit {
+    sqlite3_finalize(handle)
+    for case let buffer? in buffers { buffer.pointer.deallocate() }
+  }
+
+  /// The bytes at `source`, copied into parameter `index`'s buffer (grown
+  /// as needed); the copy's address. The previous value of the parameter
+  /// is overwritten: SQLite reads a bound value only while stepping, and the
+  /// caller binds the parameter again right after this.
+  private func stage(_ source: UnsafeRawBufferPointer, at index: Int32) -> UnsafeRawPointer {
+    let i = Int(index)
+    if buffers.count <= i { buffers += Array(repeating: nil, count: i + 1 - buffers.count) }
+    let needed = max(source.count, 1)
+    if let buffer = buffers[i], buffer.capacity >= needed {
+      if let base = source.baseAddress, source.count > 0 { buffer.pointer.copyMemory(from: base, byteCount: source.count) }
+      return UnsafeRawPointer(buffer.pointer)
+    }
+    buffers[i]?.pointer.deallocate()
+    let capacity = max(needed, (buffers[i]?.capacity ?? 0) * 2, 64)
+    let pointer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+    if let base = source.baseAddress, source.count > 0 { pointer.copyMemory(from: base, byteCount: source.count) }
+    buffers[i] = (pointer, capacity)
+    return UnsafeRawPointer(pointer)
+  }
 
   private func check(_ rc: Int32, _ function: String) throws {
     if rc != SQLITE_OK { throw error(rc, function) }
@@ -67,21 +97,20 @@ final class SQLiteStatement {
   }
 
   func bind(_ value: String, at index: Int32) throws {
+    guard index >= 1 else { return try check(SQLITE_RANGE, "sqlite3_bind_text") }
     var value = value
     let rc = value.withUTF8 { utf8 in
-      sqlite3_bind_text(
-        handle, index, UnsafeRawPointer(utf8.baseAddress ?? UnsafePointer(bitPattern: 1)!)
-          .assumingMemoryBound(to: CChar.self),
-        Int32(utf8.count), forage_sqlite_transient())
+      let copy = stage(UnsafeRawBufferPointer(utf8), at: index)
+      return sqlite3_bind_text(
+        handle, index, copy.assumingMemoryBound(to: CChar.self), Int32(utf8.count), forage_sqlite_static())
     }
     try check(rc, "sqlite3_bind_text")
   }
 
   func bind(blob: [UInt8], at index: Int32) throws {
+    guard index >= 1 else { return try check(SQLITE_RANGE, "sqlite3_bind_blob") }
     let rc = blob.withUnsafeBytes { bytes in
-      sqlite3_bind_blob(
-        handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, Int32(bytes.count),
-        forage_sqlite_transient())
+      sqlite3_bind_blob(handle, index, stage(bytes, at: index), Int32(bytes.count), forage_sqlite_static())
     }
     try check(rc, "sqlite3_bind_blob")
   }
