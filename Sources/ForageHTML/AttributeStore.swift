@@ -141,9 +141,19 @@ extension Document {
     if let code = attributeNameCode(name) { return code }
     let code = Int32(A.names.count + extraAttributeNames.count)
     extraAttributeNames.append(name)
-    extraAttributeIndex[name] = code
+    if extraAttributeNames.count > Self.linearNameLimit {
+      if extraAttributeIndex.isEmpty {
+        for (i, n) in extraAttributeNames.enumerated() { extraAttributeIndex[n] = Int32(A.names.count + i) }
+      } else {
+        extraAttributeIndex[name] = code
+      }
+    }
     return code
   }
+
+  /// Up to this many uncommon names are looked up by a scan, without a
+  /// dictionary (most pages have a few `data-` names: one allocation less).
+  static let linearNameLimit = 16
 
   /// The code of attribute name `name` when it is common or some attribute
   /// of this document has it, else nil (then no element has it).
@@ -151,7 +161,9 @@ extension Document {
     var copy = name
     let common = copy.withUTF8 { $0.isEmpty ? -1 : A.code($0.baseAddress!, $0.count) }
     if common >= 0 { return common }
-    return extraAttributeIndex.isEmpty ? nil : extraAttributeIndex[name]
+    if extraAttributeNames.count > Self.linearNameLimit { return extraAttributeIndex[name] }
+    for (i, n) in extraAttributeNames.enumerated() where n == name { return Int32(A.names.count + i) }
+    return nil
   }
 
   /// The attribute name with code `code`.

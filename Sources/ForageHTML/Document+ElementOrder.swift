@@ -26,36 +26,41 @@ final class ElementOrder {
   let version: UInt64
   /// The elements in tree order.
   let entries: [Entry]
+  /// The number of nodes of the document when the index was built.
+  private let nodeCount: Int
   /// For each node id: its index in `entries`, or -1 (not an element, or
-  /// not reachable from the document node).
-  let position: [Int32]
+  /// not reachable from the document node). Made on the first query rooted
+  /// at an element: most pages are only queried from the document.
+  private(set) lazy var position: [Int32] = {
+    var position = [Int32](repeating: -1, count: nodeCount)
+    for (i, e) in entries.enumerated() { position[Int(e.node)] = Int32(i) }
+    return position
+  }()
 
   init(_ document: Document) {
     version = document.treeVersion
     let nodes = document.nodes
+    nodeCount = nodes.count
     var count = 0
-    var positions = [Int32](repeating: -1, count: nodes.count)
     // At most one entry per node; written through raw buffers (one pass,
-    // no per-append capacity or uniqueness checks).
+    // no per-append capacity or uniqueness checks). The stack of open
+    // elements (entry indices of the elements whose subtree is being
+    // walked) is temporary memory: on the stack for ordinary pages.
     entries = [Entry](unsafeUninitializedCapacity: nodes.count) { out, initialized in
-      positions.withUnsafeMutableBufferPointer { position in
+      withUnsafeTemporaryAllocation(of: Int32.self, capacity: max(nodes.count, 1)) { open in
         nodes.withUnsafeBufferPointer { p in
-          // Entry indices of the elements whose subtree is being walked;
-          // the tree's depth is bounded by the parser's, and the stack
-          // grows as needed.
-          var open: [Int32] = []
-          open.reserveCapacity(64)
+          var depth = 0
           var n = p[0].firstChild
           while n >= 0 {
             let r = p[Int(n)]
             if r.kind == .element {
               let index = count
-              position[Int(n)] = Int32(index)
               (out.baseAddress! + index).initialize(
                 to: Entry(node: n, end: -1, name: r.name, isHTML: r.namespace == .html))
               count += 1
               if r.firstChild >= 0 {
-                open.append(Int32(index))
+                open[depth] = Int32(index)
+                depth += 1
                 n = r.firstChild
                 continue
               }
@@ -70,19 +75,20 @@ final class ElementOrder {
                 n = next
                 break
               }
-              guard let up = open.popLast() else {
+              guard depth > 0 else {
                 n = -1
                 break
               }
-              out[Int(up)].end = Int32(count)
-              c = out[Int(up)].node
+              depth -= 1
+              let up = Int(open[depth])
+              out[up].end = Int32(count)
+              c = out[up].node
             }
           }
         }
       }
       initialized = count
     }
-    position = positions
   }
 }
 

@@ -47,6 +47,19 @@ import Testing
     #expect(a.attr("href") == nil, "xlink:href is no attribute without a namespace")
   }
 
+  /// Past the names a scan finds, a dictionary does: every name keeps its
+  /// code either way.
+  @Test func test_manyUncommonNames_keepTheirCodes() throws {
+    let count = Document.linearNameLimit * 3
+    let html = "<p " + (0..<count).map { "data-n\($0)=v\($0)" }.joined(separator: " ") + ">x</p><i data-n5=again data-n40=later>"
+    let doc = Document.parse(html: html)
+    let p = try #require(try doc.selectFirst("p"))
+    for i in 0..<count { #expect(p.attr("data-n\(i)") == "v\(i)") }
+    #expect(try doc.select("[data-n5]").count == 2)
+    #expect(try doc.select("[data-n40=later]").map(\.localName) == ["i"])
+    #expect(p.attr("data-n\(count)") == nil)
+  }
+
   @Test func test_createdElements_storeTheirAttributes() {
     let doc = Document()
     let e = doc.createElement("div", attributes: [Attribute(name: "data-x", value: "1"), Attribute(name: "class", value: "k")])
