@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 /// Forage: keeps web data fresh in the background.
@@ -18,6 +18,14 @@ let package = Package(
     .library(name: "ForageTestSupport", targets: ["ForageTestSupport"]),
     .executable(name: "forage", targets: ["ForageCLI"]),
     .executable(name: "forage-bench", targets: ["ForageBench"]),
+    .library(name: "ForagePostgres", targets: ["ForagePostgres"]),
+  ],
+  // `Postgres` (on by default) builds ForagePostgres over libpq and lets the
+  // CLI open `postgres://` stores; `--disable-default-traits` builds the rest
+  // without libpq (an iOS app that only wants the library).
+  traits: [
+    .trait(name: "Postgres", description: "PostgreSQL stores through libpq (Debian: libpq-dev)."),
+    .default(enabledTraits: ["Postgres"]),
   ],
   targets: [
     // C libraries from the system (Debian: libcurl4-openssl-dev, libsqlite3-dev).
@@ -27,6 +35,9 @@ let package = Package(
     .systemLibrary(
       name: "CSQLite", pkgConfig: "sqlite3",
       providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+    .systemLibrary(
+      name: "CLibPQ", pkgConfig: "libpq",
+      providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
 
     // The small pieces several independent targets share: the lock type, the
     // seeded generator (SplitMix64), the stable hash (FNV-1a) and duration
@@ -50,6 +61,9 @@ let package = Package(
       ]),
     .target(name: "ForageStore", dependencies: ["CSQLite"]),
     .target(
+      name: "ForagePostgres",
+      dependencies: ["ForageStore", .target(name: "CLibPQ", condition: .when(traits: ["Postgres"]))]),
+    .target(
       name: "Forage",
       dependencies: ["ForageHTML", "ForageURL", "ForageHTTP", "ForageStore", "ForageScheduler", "ForageSupport"]),
 
@@ -57,7 +71,7 @@ let package = Package(
       name: "ForageCLI",
       dependencies: [
         "Forage", "ForageHTML", "ForageHTTP", "ForageScheduler", "ForageStore", "ForageURL", "ForageTestSupport",
-        "ForageSupport",
+        "ForageSupport", .target(name: "ForagePostgres", condition: .when(traits: ["Postgres"])),
       ]),
     .executableTarget(
       name: "ForageBench",
@@ -68,7 +82,11 @@ let package = Package(
     .testTarget(name: "ForageHTMLTests", dependencies: ["ForageHTML", "ForageSupport"]),
     .testTarget(name: "ForageURLTests", dependencies: ["ForageURL"]),
     .testTarget(name: "ForageHTTPTests", dependencies: ["ForageHTTP", "ForageURL", "ForageTestSupport", "ForageSupport"]),
-    .testTarget(name: "ForageStoreTests", dependencies: ["ForageStore", "CSQLite"]),
+    .testTarget(
+      name: "ForageStoreTests",
+      dependencies: [
+        "ForageStore", "CSQLite", .target(name: "ForagePostgres", condition: .when(traits: ["Postgres"])),
+      ]),
     .testTarget(name: "ForageSchedulerTests", dependencies: ["ForageScheduler", "ForageSupport"]),
     .testTarget(name: "ForageSupportTests", dependencies: ["ForageSupport"]),
     .testTarget(
