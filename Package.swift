@@ -97,7 +97,11 @@ let package = Package(
       ]),
     .testTarget(name: "ForageTestSupportTests", dependencies: ["ForageTestSupport"]),
     .testTarget(
-      name: "ForageCLITests", dependencies: ["ForageCLI", "ForageStore", "ForageTestSupport"]),
+      name: "ForageCLITests",
+      dependencies: [
+        "ForageCLI", "ForageStore", "ForageTestSupport",
+        .target(name: "ForagePostgres", condition: .when(traits: ["Postgres"])),
+      ]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -69,7 +69,7 @@ struct DaemonCommand: Command {
           out.error("forage daemon: \(path) was not imported (\(reason)); tasks without a pending request are submitted anew")
         case .scheduled(let tasks):
           _ = started.first(0)
-          out.note("forage daemon: \(tasks) task(s) scheduled; store \(location). Ctrl-C to stop.")
+          out.note("forage daemon: \(tasks) task(s) scheduled; store \(StoreLocation.redacted(location)). Ctrl-C to stop.")
         case .launchFinished(let task, let plan, let summary):
           for (source, why) in plan.waiting.sorted(by: { $0.key < $1.key }) {
             out.error("\(task.id): \(source) waits: \(why)")

@@ -1,3 +1,5 @@
+import ForageStore
+
 /// A `postgres://` store location, with the form messages may show.
 ///
 ///     let url = try PostgresURL("postgres://forage:secret@db.example:5432/forage")
@@ -23,7 +25,7 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
       throw Invalid(message: "a PostgreSQL store is named by a URL such as postgres://user@host:5432/database")
     }
     self.text = text
-    self.redacted = Self.redact(text)
+    self.redacted = StoreLocation.redacted(text)
   }
 
   /// True when `location` names a PostgreSQL store rather than a SQLite path.
@@ -42,27 +44,6 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     let pathStart = rest[..<queryStart].firstIndex(of: "/") ?? queryStart
     let rebuilt = String(text[..<pathStart]) + "/" + name + String(rest[queryStart...])
     return try! PostgresURL(rebuilt)
-  }
-
-  /// The URL with the password removed from the user part and from a
-  /// `password=` query parameter.
-  static func redact(_ text: String) -> String {
-    guard let schemeEnd = text.range(of: "://")?.upperBound else { return text }
-    let rest = text[schemeEnd...]
-    let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
-    var authority = String(rest[..<authorityEnd])
-    if let at = authority.lastIndex(of: "@") {
-      let user = authority[..<at]
-      let name = user.firstIndex(of: ":").map { user[..<$0] } ?? user
-      authority = String(name) + authority[at...]
-    }
-    var tail = String(rest[authorityEnd...])
-    if let question = tail.firstIndex(of: "?") {
-      let query = tail[tail.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false)
-        .filter { !$0.lowercased().hasPrefix("password=") }
-      tail = String(tail[..<question]) + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
-    }
-    return String(text[..<schemeEnd]) + authority + tail
   }
 
   /// A location that is not a PostgreSQL URL.

@@ -25,6 +25,16 @@ public protocol Store: AnyObject, Sendable {
   func claim(crawl: Int64, limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
     -> [FrontierItem]
 
+  /// Extends the leases of every frontier entry `owner` holds to
+  /// `leaseUntil`; returns how many it holds. A worker of a shared store
+  /// calls it well before its leases pass (see ``isShared``).
+  func renewClaims(owner: String, leaseUntil: Date) async throws -> Int
+
+  /// True when other processes work on the store at the same time (a
+  /// PostgreSQL fleet): claims are then leased briefly and renewed, and a
+  /// worker whose frontier is empty waits while others hold claims.
+  var isShared: Bool { get }
+
   /// Returns claimed entries to the queue: those of `owner`, or every
   /// claimed entry when `owner` is nil (a single-process store does this at
   /// start, after a crash).
@@ -434,6 +444,13 @@ public struct CrawlCompletion: Sendable, Hashable {
 }
 
 extension Store {
+  /// A store of one process (SQLite): leases last a whole launch.
+  public var isShared: Bool { false }
+
+  /// Extends `owner`'s leases; a store of one process has nothing to renew
+  /// (its leases last a whole launch) and returns 0.
+  public func renewClaims(owner: String, leaseUntil: Date) async throws -> Int { 0 }
+
   /// Marks `crawl` complete when it has no queued or claimed entries left,
   /// removing what it did not see again without notifying; true when it is
   /// (now) complete.
