@@ -211,3 +211,51 @@ extension PostgresStore {
   }
 }
 #endif
+
+#if Postgres
+extension PostgresStore {
+  // MARK: Fleet politeness
+
+  /// Takes one of `host`'s `concurrency` request slots for `owner`, when the
+  /// host's next start has come, and moves that start `delay` later; nil
+  /// when the host is busy. The host's row is locked meanwhile, so workers
+  /// take slots one at a time; tickets whose lease passed (a killed worker's)
+  /// are dropped first. Times are the server's clock, which every worker shares.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func takeHostTicket(host: String, owner: String, concurrency: Int, delay: Duration, lease: Duration)
+    async throws -> Int64?
+  {
+    let delayMS = Int64(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
+    let leaseMS = Int64(lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000)
+    return try await run { db in
+      try db.query("INSERT INTO host_slots (host) VALUES ($1) ON CONFLICT (host) DO NOTHING", [.text(host)])
+      let slot = try db.query(
+        """
+        SELECT next_at, (extract(epoch FROM clock_timestamp()) * 1000)::bigint FROM host_slots
+        WHERE host = $1 FOR UPDATE
+        """, [.text(host)])
+      let nextAt = slot.int64(0, 0)
+      let now = slot.int64(0, 1)
+      guard nextAt <= now else { return nil }
+      try db.query("DELETE FROM host_tickets WHERE host = $1 AND lease_until < $2", [.text(host), .int(now)])
+      let inFlight = try db.query("SELECT count(*) FROM host_tickets WHERE host = $1", [.text(host)]).int(0, 0)
+      guard inFlight < concurrency else { return nil }
+      try db.query("UPDATE host_slots SET next_at = $2 WHERE host = $1", [.text(host), .int(now + delayMS)])
+      return try db.query(
+        "INSERT INTO host_tickets (host, owner, lease_until) VALUES ($1, $2, $3) RETURNING id",
+        [.text(host), .text(owner), .int(now + leaseMS)]
+      ).int64(0, 0)
+    }
+  }
+
+  /// Gives back a ticket of ``takeHostTicket(host:owner:concurrency:delay:lease:)``.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func returnHostTicket(_ ticket: Int64) async throws {
+    try await run(transaction: false) { db in
+      try db.query("DELETE FROM host_tickets WHERE id = $1", [.int(ticket)])
+    }
+  }
+}
+#endif

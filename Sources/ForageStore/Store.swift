@@ -35,6 +35,16 @@ public protocol Store: AnyObject, Sendable {
   /// worker whose frontier is empty waits while others hold claims.
   var isShared: Bool { get }
 
+  /// Takes one of `host`'s `concurrency` request slots for `owner` when the
+  /// host's next start has come, moving it `delay` later, until `lease`
+  /// passes; the ticket, or nil when the host is busy. Politeness shared by
+  /// a fleet (see ``isShared``); a store of one process gives 0 at once.
+  func takeHostTicket(host: String, owner: String, concurrency: Int, delay: Duration, lease: Duration) async throws
+    -> Int64?
+
+  /// Gives back a ticket of ``takeHostTicket(host:owner:concurrency:delay:lease:)``.
+  func returnHostTicket(_ ticket: Int64) async throws
+
   /// Returns claimed entries to the queue: those of `owner`, or every
   /// claimed entry when `owner` is nil (a single-process store does this at
   /// start, after a crash).
@@ -450,6 +460,14 @@ extension Store {
   /// Extends `owner`'s leases; a store of one process has nothing to renew
   /// (its leases last a whole launch) and returns 0.
   public func renewClaims(owner: String, leaseUntil: Date) async throws -> Int { 0 }
+
+  /// A store of one process keeps politeness in the process: every ticket is 0.
+  public func takeHostTicket(host: String, owner: String, concurrency: Int, delay: Duration, lease: Duration)
+    async throws -> Int64?
+  { 0 }
+
+  /// Nothing to give back for a store of one process.
+  public func returnHostTicket(_ ticket: Int64) async throws {}
 
   /// Marks `crawl` complete when it has no queued or claimed entries left,
   /// removing what it did not see again without notifying; true when it is

@@ -92,6 +92,9 @@ struct FleetTests {
   @Test func test_threeWorkers_oneKilledMidCrawl_storeTheRecordsOfASingleRun_once() async throws {
     let server = try TestServer(site: DemoSite(products: 150))
     defer { server.stop() }
+    // A slow site: requests of different workers overlap on the server, so
+    // the fleet's per-host limit shows (3 workers x 2 would be 6).
+    server.setLatency(.milliseconds(20))
     let dir = TemporaryDirectory()
     let config = try dir.write("forage.json", Self.config(base: server.baseURL))
     let expected = try await Self.reference(config: config, dir: dir)
@@ -122,7 +125,6 @@ struct FleetTests {
       // The crawl completed: nothing is left claimed by the dead worker.
       let counts = try await watcher.frontierCounts(crawl: 1)
       #expect(counts.queued == 0 && counts.claimed == 0 && counts.done > 150, "\(counts)")
-      print("fleet: \(counts), \(Date().timeIntervalSince(started)) s")
       let stored = try await Self.contents(watcher)
       #expect(stored.count == expected.count)
       #expect(stored == expected)
@@ -133,6 +135,71 @@ struct FleetTests {
       // Every worker took part: the frontier was shared, not crawled thrice.
       let productFetches = server.requests.filter { $0.target.hasPrefix("/product/") }.count
       #expect(productFetches < 2 * expected.count, "\(productFetches) product fetches for \(expected.count) products")
+      // Politeness is the fleet's: never more requests at once than one worker's limit.
+      #expect(server.maxConcurrentRequests <= 2, "the server answered \(server.maxConcurrentRequests) requests at once")
+      #expect(server.maxConcurrentRequests >= 1)
+      try await watcher.close()
+    }
+  }
+
+  /// Restarts the test server's PostgreSQL (`pg_ctl restart`, as the user
+  /// that runs it); false when the environment does not say how or it failed.
+  /// The restarted server must not inherit this process's output: it would
+  /// hold `swift test`'s pipe open after the tests end (and `swift test` would
+  /// wait for it forever), so pg_ctl runs with /dev/null for its standard
+  /// streams and the server logs to the cluster's log file.
+  static func restartPostgreSQL() -> Bool {
+    let env = ProcessInfo.processInfo.environment
+    guard let data = env["FORAGE_TEST_POSTGRES_DATA"], let bin = env["FORAGE_TEST_POSTGRES_BIN"] else { return false }
+    let log = (data as NSString).deletingLastPathComponent + "/server.log"
+    let pgCtl = [bin + "/pg_ctl", "-D", data, "-l", log, "-m", "fast", "-w", "-s", "restart"]
+    let arguments = getuid() == 0 ? ["/usr/sbin/runuser", "-u", env["FORAGE_TEST_POSTGRES_USER"] ?? "postgres", "--"] + pgCtl : pgCtl
+    let cArguments = arguments.map { strdup($0) } + [nil]
+    defer { for argument in cArguments { free(argument) } }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for fd: Int32 in [0, 1, 2] {
+      posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+    }
+    var pid: pid_t = 0
+    guard posix_spawn(&pid, arguments[0], &actions, nil, cArguments, environ) == 0 else { return false }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    return status == 0
+  }
+
+  @Test func test_postgreSQLRestartedMidCrawl_workersReconnect_andLoseNothing() async throws {
+    let server = try TestServer(site: DemoSite(products: 120, seed: 3))
+    defer { server.stop() }
+    server.setLatency(.milliseconds(20))
+    let dir = TemporaryDirectory()
+    let config = try dir.write("forage.json", Self.config(base: server.baseURL))
+    let expected = try await Self.reference(config: config, dir: dir)
+    #expect(expected.count == 120)
+
+    try await Self.withDatabase { url in
+      let watcher = try PostgresStore(url: url)
+      let workers = try (0..<2).map { _ in
+        try startForage(["run", "--config", config, "--store", url, "--budget", "120s"])
+      }
+      let started = Date()
+      while workers.allSatisfy(\.isRunning), Date().timeIntervalSince(started) < 60,
+        (try? await watcher.records(source: nil, afterID: 0, limit: 1000).count) ?? 0 < 30
+      {
+        try await Task.sleep(for: .milliseconds(5))
+      }
+      let restartedMidCrawl = workers.allSatisfy(\.isRunning)
+      #expect(Self.restartPostgreSQL(), "pg_ctl restart failed")
+      for worker in workers { await Self.wait(worker, seconds: 120) }
+      #expect(restartedMidCrawl, "the workers finished before the restart; the test did not test much")
+      for worker in workers { #expect(worker.terminationStatus == 0, "a worker failed after the restart") }
+
+      let stored = try await Self.contents(watcher)
+      #expect(stored == expected)
+      let news = try await watcher.changes(matching: ChangeQuery(kinds: [.new], limit: 10_000))
+      #expect(news.count == expected.count)
+      #expect(await watcher.reconnections >= 1, "the watcher's connection should have been made again")
       try await watcher.close()
     }
   }

@@ -49,8 +49,11 @@ public final class Job: Sendable {
     self.config = config
     self.store = store
     self.canonicalizer = URLCanonicalizer(removingQueryParameters: config.removeQueryParameters)
-    self.fetcher = Fetcher(transport: transport, settings: config.fetch, robotsArchive: StoreRobotsArchive(store: store))
-    self.owner = "pid-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
+    let owner = "pid-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
+    self.owner = owner
+    self.fetcher = Fetcher(
+      transport: transport, settings: config.fetch, robotsArchive: StoreRobotsArchive(store: store),
+      hostBudget: store.isShared ? StoreHostBudget(store: store, owner: owner) : nil)
     self.router = NotificationRouter(config: config)
     self.notifier =
       config.notify.isEmpty ? nil : notifier ?? Notifier(config: config, store: store, transport: transport, now: now)

@@ -39,3 +39,20 @@ struct StoreRobotsArchive: RobotsArchive {
         expiresAt: answer.expiresAt))
   }
 }
+
+/// The store as the fetcher's ``SharedHostBudget``: per-host politeness kept in
+/// a shared store (a PostgreSQL fleet). A store error reads as "busy": the
+/// fetcher asks again until its deadline, so a worker that lost its database
+/// stops sending requests rather than ignoring the fleet's budget.
+struct StoreHostBudget: SharedHostBudget {
+  let store: any Store
+  let owner: String
+
+  func take(host: String, concurrency: Int, delay: Duration, lease: Duration) async -> Int64? {
+    try? await store.takeHostTicket(host: host, owner: owner, concurrency: concurrency, delay: delay, lease: lease)
+  }
+
+  func give(host: String, ticket: Int64) async {
+    try? await store.returnHostTicket(ticket)
+  }
+}
