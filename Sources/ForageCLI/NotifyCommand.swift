@@ -10,7 +10,7 @@ struct NotifyCommand: Command {
   static let arguments: [Argument] = [
     .option("--config", "FILE", "The config file (its \"notify\" channels).", default: Defaults.configFile),
     .option(
-      "--store", "PATH", "SQLite file.",
+      "--store", "PATH", "A SQLite file or a postgres:// URL.",
       default: "the config's \"store\", else \(Defaults.storePath) beside the config"),
     .option(
       "--wait", "DURATION",

@@ -142,6 +142,32 @@ struct FleetTests {
     }
   }
 
+  @Test func test_storeURL_worksForEveryCommand_andItsPasswordIsNeverPrinted() async throws {
+    let server = try TestServer(site: DemoSite(products: 5))
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let config = try dir.write("forage.json", Self.config(base: server.baseURL))
+    try await Self.withDatabase { url in
+      // Trust authentication accepts any password: it must still never be shown.
+      let secret = "pw-\(UInt32.random(in: 0...UInt32.max))"
+      let withPassword = url.replacingOccurrences(of: "://forage@", with: "://forage:\(secret)@")
+      let run = try runForage(["--verbose", "run", "--config", config, "--store", withPassword, "--budget", "60s"])
+      #expect(run.status == 0, "\(run.stderr)")
+      let status = try runForage(["--verbose", "status", "--store", withPassword])
+      #expect(status.status == 0, "\(status.stderr)")
+      #expect(status.stdout.contains("catalog"), "\(status.stdout)")
+      let export = try runForage(["export", "--store", withPassword])
+      #expect(export.stdout.split(separator: "\n").count == 5, "\(export.stdout)\(export.stderr)")
+      let missing = withPassword.replacingOccurrences(of: "/forage_fleet_", with: "/no_such_db_")
+      let refused = try runForage(["--verbose", "status", "--store", missing])
+      #expect(refused.status != 0)
+      #expect(refused.stderr.contains("does not exist"), "\(refused.stderr)")
+      for output in [run, status, export, refused] {
+        #expect(!(output.stdout + output.stderr).contains(secret), "the password was printed")
+      }
+    }
+  }
+
   /// Restarts the test server's PostgreSQL (`pg_ctl restart`, as the user
   /// that runs it); false when the environment does not say how or it failed.
   /// The restarted server must not inherit this process's output: it would
