@@ -166,6 +166,11 @@ public actor Fetcher {
         let answer: RobotsAnswer
         if let kept = await archive?.robotsAnswer(origin: origin), kept.expiresAt > Date() {
           answer = kept
+        } else if let archive, !(await archive.claimRobotsFetch(origin: origin)),
+          let kept = await Self.awaitRobotsAnswer(archive, origin: origin)
+        {
+          // Another worker of the fleet downloaded it.
+          answer = kept
         } else {
           answer = await RobotsCache.fetch(origin: url, transport: transport, settings: settings)
           await archive?.keepRobotsAnswer(answer)
@@ -182,6 +187,22 @@ public actor Fetcher {
     }
     return rules
   }
+
+  /// The answer another process is downloading, once it keeps it in
+  /// `archive`; nil when none came within ``robotsFleetWait`` (the fetcher
+  /// then downloads it itself).
+  private static func awaitRobotsAnswer(_ archive: any RobotsArchive, origin: String) async -> RobotsAnswer? {
+    let clock = ContinuousClock()
+    let giveUp = clock.now + robotsFleetWait
+    while clock.now < giveUp, !Task.isCancelled {
+      try? await clock.sleep(for: .milliseconds(100))
+      if let kept = await archive.robotsAnswer(origin: origin), kept.expiresAt > Date() { return kept }
+    }
+    return nil
+  }
+
+  /// How long a fetcher waits for another process's robots.txt download.
+  static let robotsFleetWait: Duration = .seconds(15)
 
   /// Fetches `url`, following redirects itself (each hop checked against robots.txt,
   /// `scope` and per-host limits; at most `maxRedirects`; loops detected), with

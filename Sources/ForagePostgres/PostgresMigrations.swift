@@ -199,6 +199,11 @@ enum PostgresMigrations {
       );
       CREATE INDEX host_tickets_by_host ON host_tickets (host);
       """),
+    // Robots.txt once per fleet: the worker that holds an origin's row
+    // until `until` downloads it; the others wait for its answer in `robots`.
+    ("pg2-robots-fetches", """
+      CREATE TABLE robots_fetches (origin TEXT PRIMARY KEY, until BIGINT NOT NULL);
+      """),
   ]
 
   /// An arbitrary constant naming Forage's migration lock among advisory locks.

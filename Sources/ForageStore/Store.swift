@@ -137,6 +137,11 @@ public protocol Store: AnyObject, Sendable {
   /// Keeps `file` in place of its origin's earlier answer.
   func keepRobotsFile(_ file: RobotsFile) async throws
 
+  /// True when this process should download `origin`'s robots.txt now; false
+  /// while another process of a fleet holds that task (until `lease` passes).
+  /// A store of one process always says true.
+  func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool
+
   // MARK: Pending task requests
 
   /// The task requests a scheduler left pending, ordered by identifier
@@ -468,6 +473,9 @@ extension Store {
 
   /// Nothing to give back for a store of one process.
   public func returnHostTicket(_ ticket: Int64) async throws {}
+
+  /// A store of one process: this process fetches robots.txt itself.
+  public func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool { true }
 
   /// Marks `crawl` complete when it has no queued or claimed entries left,
   /// removing what it did not see again without notifying; true when it is

@@ -125,7 +125,8 @@ final class ServerCore: Sendable {
     var connections: Set<Int32> = []
     var requests: [RecordedRequest] = []
     var requestCount = 0
-    /// Requests being answered now, and the most there ever were at once.
+    /// Requests received and not yet being answered (during the latency), and
+    /// the most there ever were at once.
     var inFlight = 0
     var maxInFlight = 0
     /// Added before every answer (a slow site), so that overlapping requests show.
@@ -244,8 +245,10 @@ final class ServerCore: Sendable {
           return state.latency
         }
         if latency > .zero { Thread.sleep(forTimeInterval: Double(latency.components.seconds) + Double(latency.components.attoseconds) / 1e18) }
-        fate = respond(to: request, on: fd)
+        // Counted out before the answer goes: a client that has its answer can
+        // never see its next request counted beside this one.
         state.withLock { $0.inFlight -= 1 }
+        fate = respond(to: request, on: fd)
         guard fate == .keepAlive else { return }
       case .needMore:
         let n = Socket.receive(fd, into: &buffer)

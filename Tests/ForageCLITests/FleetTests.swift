@@ -135,6 +135,8 @@ struct FleetTests {
       // Every worker took part: the frontier was shared, not crawled thrice.
       let productFetches = server.requests.filter { $0.target.hasPrefix("/product/") }.count
       #expect(productFetches < 2 * expected.count, "\(productFetches) product fetches for \(expected.count) products")
+      // Robots.txt once per fleet: one worker downloaded it, the others read its answer.
+      #expect(server.requestCount(path: "/robots.txt") == 1, "robots.txt was asked \(server.requestCount(path: "/robots.txt")) times")
       // Politeness is the fleet's: never more requests at once than one worker's limit.
       #expect(server.maxConcurrentRequests <= 2, "the server answered \(server.maxConcurrentRequests) requests at once")
       #expect(server.maxConcurrentRequests >= 1)

@@ -104,6 +104,17 @@ struct PostgresFleetStoreTests {
     }
   }
 
+  @Test func test_robotsFetch_isClaimedByOneWorker_untilItsLeasePasses() async throws {
+    try await withTwoWorkers { a, b in
+      #expect(try await a.claimRobotsFetch(origin: "https://example.com", lease: .milliseconds(80)))
+      #expect(try await !b.claimRobotsFetch(origin: "https://example.com", lease: .seconds(60)))
+      #expect(try await b.claimRobotsFetch(origin: "https://other.example", lease: .seconds(60)))
+      try await Task.sleep(for: .milliseconds(150))
+      #expect(try await b.claimRobotsFetch(origin: "https://example.com", lease: .seconds(60)))
+      #expect(try await !a.claimRobotsFetch(origin: "https://example.com", lease: .seconds(60)))
+    }
+  }
+
   @Test func test_aURLsPassword_isNeverInAMessage() async throws {
     let base = try #require(PostgresTestServer.url.map { try PostgresURL($0) })
     let withPassword = base.text.replacingOccurrences(of: "://forage@", with: "://forage:s3cret-pw@")

@@ -23,6 +23,12 @@ struct StoreRobotsArchive: RobotsArchive {
       expiresAt: file.expiresAt, failure: failed && !file.body.isEmpty ? String(decoding: file.body, as: UTF8.self) : nil)
   }
 
+  /// A fleet's store elects one worker to download an origin's robots.txt;
+  /// a store error reads as "fetch it yourself".
+  func claimRobotsFetch(origin: String) async -> Bool {
+    (try? await store.claimRobotsFetch(origin: origin, lease: .seconds(15))) ?? true
+  }
+
   func keepRobotsAnswer(_ answer: RobotsAnswer) async {
     let body = answer.verdict == .disallowAll ? Array((answer.failure ?? "").utf8) : answer.body
     // The store keeps its own copy of the verdicts (it does not depend on
