@@ -156,9 +156,10 @@ extension PostgresStore {
     }
   }
 
-  /// Returns claimed downloads to the queue: those of `owner`, or with no
-  /// owner only those whose lease has passed (the others belong to live
-  /// workers); only `ids` when given.
+  /// Returns claimed downloads to the queue: those of `owner`; with no owner,
+  /// the `ids` given (a worker taking over downloads whose part files nobody
+  /// holds), or with no ids only claims whose lease has passed (the others
+  /// belong to live workers).
   ///
   /// - Throws: `StoreError` when a statement fails.
   public func releaseDownloadClaims(owner: String?, ids: [Int64]?) async throws {
@@ -169,7 +170,9 @@ extension PostgresStore {
         """
         UPDATE downloads SET state = 'queued', owner = NULL, lease_until = NULL
         WHERE state = 'claimed' AND ($1::bigint[] IS NULL OR id = ANY($1::bigint[]))
-          AND (CASE WHEN $2::text IS NULL THEN lease_until < $3 ELSE owner = $2 END)
+          AND (CASE WHEN $2::text IS NOT NULL THEN owner = $2
+                    WHEN $1::bigint[] IS NOT NULL THEN true
+                    ELSE lease_until < $3 END)
         """, [.string(idList), .string(owner), .date(Date())])
     }
   }

@@ -315,27 +315,3 @@ extension PostgresStore {
   }
 }
 #endif
-
-#if Postgres
-extension PostgresStore {
-  /// True when this worker should download `origin`'s robots.txt now: it
-  /// took the origin's row, free or held past its lease (on the server's
-  /// clock). Another worker holding it means its answer is on the way.
-  ///
-  /// - Throws: `StoreError` when a statement fails.
-  public func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool {
-    let leaseMS = Int64(lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000)
-    return try await run(transaction: false) { db in
-      try db.query(
-        """
-        INSERT INTO robots_fetches AS f (origin, until)
-        VALUES ($1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $2)
-        ON CONFLICT (origin) DO UPDATE SET until = excluded.until
-        WHERE f.until < (extract(epoch FROM clock_timestamp()) * 1000)::bigint
-        RETURNING origin
-        """, [.text(origin), .int(leaseMS)]
-      ).count == 1
-    }
-  }
-}
-#endif

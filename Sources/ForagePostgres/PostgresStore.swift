@@ -38,6 +38,8 @@ public actor PostgresStore: Store {
   var owners: [Int64: String] = [:]
   /// How many times a lost connection was found and made again.
   public private(set) var reconnections = 0
+  /// Per-host politeness and the robots.txt election, on a second connection.
+  let politeness: PostgresPoliteness
 
   /// Connects to `url` and applies pending migrations.
   ///
@@ -55,6 +57,7 @@ public actor PostgresStore: Store {
     self.db = db
     self.location = parsed.redacted
     self.reconnectTimeout = reconnectTimeout
+    self.politeness = PostgresPoliteness(url: parsed, reconnectTimeout: reconnectTimeout)
   }
 
   /// A store shared by other processes: claims of others are live.
@@ -152,6 +155,7 @@ public actor PostgresStore: Store {
   public func close() async throws {
     closed = true
     db.close()
+    await politeness.close()
   }
 
   var closed = false
