@@ -59,40 +59,70 @@ extension PostgresStore {
   }
 
   /// Adds the links whose fingerprints `crawl` lacks while its frontier has
-  /// fewer than `cap` entries; a link to an entry still queued at a greater
-  /// depth lowers that depth (see `SQLiteStore`). Returns how many were added.
+  /// fewer than `cap` entries, in the page's order; a link to an entry still
+  /// queued at a greater depth lowers that depth (see `SQLiteStore`). Returns
+  /// how many were added. Two round trips for a page's links, whatever their
+  /// number: one lookup of them all, one insert of the new ones.
   private static func insertLinks(
     _ db: PostgresConnection, _ links: [FrontierSeed], crawl: Int64, size: inout Int, cap: Int
   ) throws -> Int {
-    var added = 0
-    var seen: [UInt64: Int] = [:]
+    var order: [UInt64] = []
+    var shortest: [UInt64: FrontierSeed] = [:]
     for link in links {
-      if let depth = seen[link.fingerprint], depth <= link.depth { continue }
-      seen[link.fingerprint] = link.depth
-      let existing = try db.query(
-        "SELECT depth FROM frontier WHERE crawl = $1 AND fingerprint = $2", [.int(crawl), .bits(link.fingerprint)])
-      if existing.count > 0 {
-        if link.depth < existing.int(0, 0) {
-          try db.query(
-            "UPDATE frontier SET depth = $3 WHERE crawl = $1 AND fingerprint = $2 AND state = 'queued' AND depth > $3",
-            [.int(crawl), .bits(link.fingerprint), .int(link.depth)])
-        }
-        continue
-      }
-      if size >= cap { continue }
-      let inserted = try db.query(
-        """
-        INSERT INTO frontier (crawl, url, fingerprint, depth, lastmod) VALUES ($1, $2, $3, $4, $5)
-        ON CONFLICT (crawl, fingerprint) DO NOTHING
-        """,
-        [.int(crawl), .text(link.url), .bits(link.fingerprint), .int(link.depth), .date(link.lastModified)]
-      ).affected
-      if inserted > 0 {
-        size += 1
-        added += 1
+      if let known = shortest[link.fingerprint] {
+        if link.depth < known.depth { shortest[link.fingerprint] = link }
+      } else {
+        order.append(link.fingerprint)
+        shortest[link.fingerprint] = link
       }
     }
+    let existing = try db.query(
+      "SELECT fingerprint, depth FROM frontier WHERE crawl = $1 AND fingerprint = ANY($2::bigint[])",
+      [.int(crawl), .text(arrayLiteral(order.map { String(Int64(bitPattern: $0)) }))])
+    var depths: [UInt64: Int] = [:]
+    for row in 0..<existing.count { depths[existing.uint64(row, 0)] = existing.int(row, 1) }
+    var fresh: [FrontierSeed] = []
+    for fingerprint in order {
+      let link = shortest[fingerprint]!
+      if let depth = depths[fingerprint] {
+        if link.depth < depth {
+          try db.query(
+            "UPDATE frontier SET depth = $3 WHERE crawl = $1 AND fingerprint = $2 AND state = 'queued' AND depth > $3",
+            [.int(crawl), .bits(fingerprint), .int(link.depth)])
+        }
+      } else if size + fresh.count < cap {
+        fresh.append(link)
+      }
+    }
+    guard !fresh.isEmpty else { return 0 }
+    let added = try db.query(
+      """
+      INSERT INTO frontier (crawl, url, fingerprint, depth, lastmod)
+      SELECT $1, u.url, u.fingerprint, u.depth, u.lastmod
+      FROM unnest($2::text[], $3::bigint[], $4::integer[], $5::bigint[]) WITH ORDINALITY
+        AS u (url, fingerprint, depth, lastmod, n)
+      ORDER BY u.n
+      ON CONFLICT (crawl, fingerprint) DO NOTHING
+      """,
+      [
+        .int(crawl), .text(arrayLiteral(fresh.map { quoted($0.url) })),
+        .text(arrayLiteral(fresh.map { String(Int64(bitPattern: $0.fingerprint)) })),
+        .text(arrayLiteral(fresh.map { String($0.depth) })),
+        .text(arrayLiteral(fresh.map { $0.lastModified.map { String(milliseconds($0)) } ?? "NULL" })),
+      ]
+    ).affected
+    size += added
     return added
+  }
+
+  /// A PostgreSQL array literal of already formatted elements: `{a,b}`.
+  static func arrayLiteral(_ elements: [String]) -> String {
+    "{" + elements.joined(separator: ",") + "}"
+  }
+
+  /// A text element of an array literal, quoted and escaped.
+  static func quoted(_ text: String) -> String {
+    "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
   }
 
   /// Writes a claimed entry's new state. Returns false when `owner` (the

@@ -263,4 +263,23 @@ import Testing
       #expect(counts == FrontierCounts())
     }
   }
+
+  @Test(arguments: StoreKind.all) func test_commit_discoveredLinks_keepTheirURLsExactly_andTheirOrder(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
+      let crawl = try await store.openCrawl(source: "s", seeds: [seed(1)], now: t0)
+      let item = try #require(try await store.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: t0 + 60, now: t0).first)
+      let urls = [
+        "https://example.com/a,b", "https://example.com/{x}", #"https://example.com/q"uote"#,
+        #"https://example.com/back\slash"#, "NULL", "https://example.com/é ü", "https://example.com/last",
+      ]
+      let links = urls.enumerated().map { FrontierSeed(url: $1, fingerprint: UInt64(1000 + $0), depth: 1) }
+        + [FrontierSeed(url: "https://example.com/dated", fingerprint: 2000, depth: 1, lastModified: t0 + 5)]
+      let result = try await store.commit([PageCommit(item: item, outcome: .done, discovered: links, now: t0)])
+      #expect(result.linksAdded == urls.count + 1)
+      let claimed = try await store.claim(crawl: crawl.id, limit: 50, owner: "a", leaseUntil: t0 + 60, now: t0)
+      #expect(claimed.map(\.url) == urls + ["https://example.com/dated"])
+      #expect(claimed.last?.lastModified == t0 + 5)
+      #expect(claimed.first?.lastModified == nil)
+    }
+  }
 }
