@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 /// Forage: keeps web data fresh in the background.
@@ -19,6 +19,14 @@ let package = Package(
     .library(name: "ForageBackgroundTasks", targets: ["ForageBackgroundTasks"]),
     .executable(name: "forage", targets: ["ForageCLI"]),
     .executable(name: "forage-bench", targets: ["ForageBench"]),
+    .library(name: "ForagePostgres", targets: ["ForagePostgres"]),
+  ],
+  // `Postgres` (on by default) builds ForagePostgres over libpq and lets the
+  // CLI open `postgres://` stores; `--disable-default-traits` builds the rest
+  // without libpq (an iOS app that only wants the library).
+  traits: [
+    .trait(name: "Postgres", description: "PostgreSQL stores through libpq (Debian: libpq-dev)."),
+    .default(enabledTraits: ["Postgres"]),
   ],
   targets: [
     // C libraries from the system (Debian: libcurl4-openssl-dev, libsqlite3-dev).
@@ -28,6 +36,9 @@ let package = Package(
     .systemLibrary(
       name: "CSQLite", pkgConfig: "sqlite3",
       providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+    .systemLibrary(
+      name: "CLibPQ", pkgConfig: "libpq",
+      providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
 
     // The small pieces several independent targets share: the lock type, the
     // seeded generator (SplitMix64), the stable hash (FNV-1a) and duration
@@ -51,6 +62,9 @@ let package = Package(
       ]),
     .target(name: "ForageStore", dependencies: ["CSQLite"]),
     .target(
+      name: "ForagePostgres",
+      dependencies: ["ForageStore", .target(name: "CLibPQ", condition: .when(traits: ["Postgres"]))]),
+    .target(
       name: "Forage",
       dependencies: ["ForageHTML", "ForageURL", "ForageHTTP", "ForageStore", "ForageScheduler", "ForageSupport"]),
 
@@ -71,7 +85,7 @@ let package = Package(
       name: "ForageCLI",
       dependencies: [
         "Forage", "ForageHTML", "ForageHTTP", "ForageScheduler", "ForageStore", "ForageURL", "ForageTestSupport",
-        "ForageSupport",
+        "ForageSupport", .target(name: "ForagePostgres", condition: .when(traits: ["Postgres"])),
       ]),
     .executableTarget(
       name: "ForageBench",
@@ -82,7 +96,11 @@ let package = Package(
     .testTarget(name: "ForageHTMLTests", dependencies: ["ForageHTML", "ForageSupport"]),
     .testTarget(name: "ForageURLTests", dependencies: ["ForageURL"]),
     .testTarget(name: "ForageHTTPTests", dependencies: ["ForageHTTP", "ForageURL", "ForageTestSupport", "ForageSupport"]),
-    .testTarget(name: "ForageStoreTests", dependencies: ["ForageStore", "CSQLite"]),
+    .testTarget(
+      name: "ForageStoreTests",
+      dependencies: [
+        "ForageStore", "CSQLite", .target(name: "ForagePostgres", condition: .when(traits: ["Postgres"])),
+      ]),
     .testTarget(name: "ForageSchedulerTests", dependencies: ["ForageScheduler", "ForageSupport"]),
     .testTarget(name: "ForageSupportTests", dependencies: ["ForageSupport"]),
     .testTarget(
@@ -99,7 +117,11 @@ let package = Package(
         .target(name: "AppleFrameworksStandIn", condition: .when(platforms: [.linux])),
       ]),
     .testTarget(
-      name: "ForageCLITests", dependencies: ["ForageCLI", "ForageStore", "ForageTestSupport"]),
+      name: "ForageCLITests",
+      dependencies: [
+        "ForageCLI", "ForageStore", "ForageTestSupport",
+        .target(name: "ForagePostgres", condition: .when(traits: ["Postgres"])),
+      ]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -15,6 +15,15 @@ public enum Defaults {
   public static let runBudget: Duration = .seconds(300)
   /// Near the deadline, no new request starts within this margin.
   public static let stopMargin: Duration = .milliseconds(500)
+  /// How long a worker of a fleet (a shared store, such as PostgreSQL) holds
+  /// a claimed URL without renewing: a killed worker's URLs return to the
+  /// frontier this long after it died.
+  public static let fleetLease: Duration = .seconds(15)
+  /// How often a fleet worker renews its leases (well within `fleetLease`).
+  public static let fleetLeaseRenewal: Duration = .seconds(5)
+  /// How often a fleet worker whose frontier is empty looks again while other
+  /// workers still hold claims (one may die and its URLs return).
+  public static let fleetPoll: Duration = .milliseconds(500)
   /// The shortest budget worth running: twice the stop margin leaves at least
   /// half a second to fetch in.
   public static let minimumBudget: Duration = .seconds(1)

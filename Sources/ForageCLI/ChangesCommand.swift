@@ -13,7 +13,7 @@ struct ChangesCommand: Command {
   static let name = "changes"
   static let abstract = "Show what changed in the stored records, newest first."
   static let arguments: [Argument] = [
-    .option("--store", "PATH", "The SQLite file to read.", required: true),
+    .option("--store", "PATH", "The store to read: a SQLite file or a postgres:// URL.", required: true),
     .option("--source", "NAME", "Only this source's changes."),
     .option("--since", "DURATION", "Only changes of the last DURATION, e.g. 1h, 1d, 7d."),
     .repeatable("--kind", "KIND", "Only changes of this kind: new, changed, removed or restored.", default: "every kind"),

@@ -11,7 +11,7 @@ struct DaemonCommand: Command {
   static let abstract = "Run the config's tasks on schedule until interrupted."
   static let arguments: [Argument] = [
     .option("--config", "FILE", "The config file.", default: Defaults.configFile),
-    .option("--store", "PATH", "SQLite file.", default: "the config's, beside the config"),
+    .option("--store", "PATH", "A SQLite file or a postgres:// URL.", default: "the config's, beside the config"),
     .flag("--low-power", "Act as in Low Power Mode (only critical sources run)."),
     .flag("--refresh-denied", "Act as with Background App Refresh denied (nothing runs)."),
     .flag("--json", "Print each launch's summary as a JSON line."),
@@ -69,7 +69,7 @@ struct DaemonCommand: Command {
           out.error("forage daemon: \(path) was not imported (\(reason)); tasks without a pending request are submitted anew")
         case .scheduled(let tasks):
           _ = started.first(0)
-          out.note("forage daemon: \(tasks) task(s) scheduled; store \(location). Ctrl-C to stop.")
+          out.note("forage daemon: \(tasks) task(s) scheduled; store \(StoreLocation.redacted(location)). Ctrl-C to stop.")
         case .launchFinished(let task, let plan, let summary):
           for (source, why) in plan.waiting.sorted(by: { $0.key < $1.key }) {
             out.error("\(task.id): \(source) waits: \(why)")

@@ -18,7 +18,7 @@ struct DownloadCommand: Command {
       "--sha256", "HEX",
       "The file's expected SHA-256 (one URL only): a file that differs is tried again, then refused, never put "
         + "in place."),
-    .option("--store", "PATH", "The SQLite file that keeps the downloads' state.", default: "forage.sqlite"),
+    .option("--store", "PATH", "The store that keeps the downloads' state: a SQLite file or a postgres:// URL.", default: "forage.sqlite"),
     .flag("--again", "Download files that are already done once more (the new file lands beside the old one)."),
   ]
   static let exclusive = [["--to", "--list"]]

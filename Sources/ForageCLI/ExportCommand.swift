@@ -7,7 +7,7 @@ struct ExportCommand: Command {
   static let name = "export"
   static let abstract = "Write stored records as JSON Lines or CSV."
   static let arguments: [Argument] = [
-    .option("--store", "PATH", "The SQLite file to read.", required: true),
+    .option("--store", "PATH", "The store to read: a SQLite file or a postgres:// URL.", required: true),
     .option("--source", "NAME", "Only this source's records."),
     .option("--format", "jsonl|csv", "The output format.", default: "jsonl"),
     .option(

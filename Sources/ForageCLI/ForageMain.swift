@@ -4,13 +4,27 @@ import Glibc
 import Darwin
 #endif
 import Forage
+#if Postgres
+import ForagePostgres
+#endif
 
 /// The `forage` executable.
 @main
 struct ForageMain {
   static func main() async {
+    registerStores()
     let status = await dispatch(Array(CommandLine.arguments.dropFirst()), Terminal())
     exit(status.rawValue)
+  }
+
+  /// Lets every `--store` name a `postgres://` URL (when built with the
+  /// `Postgres` trait).
+  static func registerStores() {
+    #if Postgres
+    for scheme in ["postgres://", "postgresql://"] {
+      Engine.registerStore(scheme: scheme) { try PostgresStore(url: $0) }
+    }
+    #endif
   }
 
   /// Runs the command line `arguments` (without the program's name).

@@ -10,7 +10,7 @@ struct NotifyCommand: Command {
   static let arguments: [Argument] = [
     .option("--config", "FILE", "The config file (its \"notify\" channels).", default: Defaults.configFile),
     .option(
-      "--store", "PATH", "SQLite file.",
+      "--store", "PATH", "A SQLite file or a postgres:// URL.",
       default: "the config's \"store\", else \(Defaults.storePath) beside the config"),
     .option(
       "--wait", "DURATION",
@@ -80,7 +80,7 @@ struct NotifyCommand: Command {
     do {
       let location = store ?? Engine.storeLocation(for: loaded, configPath: config)
       guard FileManager.default.fileExists(atPath: location) || location.contains("://") else {
-        out.error("forage notify: no store at \(location)")
+        out.error("forage notify: no store at \(StoreLocation.redacted(location))")
         return .badInput
       }
       engine = Engine(config: loaded, store: try Engine.openStore(location), configName: config)

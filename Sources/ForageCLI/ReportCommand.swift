@@ -8,7 +8,7 @@ struct ReportCommand: Command {
   static let name = "report"
   static let abstract = "Write an HTML report: launches, freshness, changes, errors."
   static let arguments: [Argument] = [
-    .option("--store", "PATH", "The SQLite file to read.", required: true),
+    .option("--store", "PATH", "The store to read: a SQLite file or a postgres:// URL.", required: true),
     .option("--config", "FILE", "Also list the config's tasks and sources, and forecast freshness with the simulator."),
     .option(
       "--out", "FILE",

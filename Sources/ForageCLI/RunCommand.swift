@@ -19,7 +19,7 @@ struct RunCommand: Command {
       "--budget", "DURATION", "Time allowed, e.g. 30s, 5m.",
       default: "the task's, else \(Units.format(Defaults.runBudget))"),
     .option(
-      "--store", "PATH", "SQLite file.",
+      "--store", "PATH", "A SQLite file, or a postgres:// URL (workers started together on one form a fleet).",
       default: "the config's \"store\", else \(Defaults.storePath) beside the config"),
     .flag("--json", "Print the summary as JSON."),
   ]

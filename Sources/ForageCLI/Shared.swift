@@ -101,7 +101,7 @@ final class ProgressThrottle: Sendable {
 /// printing why (`command: no store at PATH`).
 func openExistingStore(_ location: String, for command: String, _ out: Terminal) -> (any Store)? {
   guard FileManager.default.fileExists(atPath: location) || location.contains("://") else {
-    out.error("\(command): no store at \(location)")
+    out.error("\(command): no store at \(StoreLocation.redacted(location))")
     return nil
   }
   do { return try Engine.openStore(location) } catch {

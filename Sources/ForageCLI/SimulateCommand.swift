@@ -27,7 +27,7 @@ struct SimulateCommand: Command {
       "--refresh-on-open",
       "The app fetches every source when the user opens it: each open counts as a refresh (the profile's refreshOnOpen)."),
     .flag("--live", "Run the real jobs (writes to the store); one seed."),
-    .option("--store", "PATH", "SQLite file.", default: "the config's, beside the config"),
+    .option("--store", "PATH", "A SQLite file or a postgres:// URL.", default: "the config's, beside the config"),
     .flag("--trace", "Also print every launch, expiration, completion and kill; one seed."),
     .flag("--json", "Print the forecast (and trace) as JSON."),
   ]

@@ -12,7 +12,7 @@ struct StatusCommand: Command {
   static let name = "status"
   static let abstract = "Show whether tasks, sources and notifications are healthy."
   static let arguments: [Argument] = [
-    .option("--store", "PATH", "The SQLite file to read.", required: true),
+    .option("--store", "PATH", "The store to read: a SQLite file or a postgres:// URL.", required: true),
     .option("--config", "FILE", "Also list the config's tasks and sources that never ran."),
     .option("--launches", "N", "Launches shown per task.", default: "5"),
     .option("--failing", "N", "A source whose every page failed in N launches in a row needs attention.", default: "3"),

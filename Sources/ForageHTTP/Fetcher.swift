@@ -80,25 +80,38 @@ public actor Fetcher {
   private var nextWaiterID = 0
   private var robotsCache = RobotsCache()
   private let robotsArchive: (any RobotsArchive)?
+  /// Politeness shared with other processes (a fleet), and the tickets it
+  /// gave for the requests in flight, by host key.
+  private let hostBudget: (any SharedHostBudget)?
+  private var tickets: [String: [Int64]] = [:]
+  /// How long a request waits before asking a busy shared host budget again.
+  private static let hostBudgetPoll: Duration = .milliseconds(20)
   private var robotsLoading: [String: Task<(RobotsRules, Duration), Never>] = [:]
 
   private static let globalKey = "*"
 
   /// Creates a fetcher; `settings` are the defaults and set the global concurrency.
   /// With `robotsArchive`, robots.txt answers are looked up there before they are
-  /// downloaded, and kept there after (see ``RobotsArchive``).
-  public init(transport: any Transport, settings: FetchSettings = .init(), robotsArchive: (any RobotsArchive)? = nil) {
+  /// downloaded, and kept there after (see ``RobotsArchive``). With
+  /// `hostBudget`, each host's politeness is also shared with other processes
+  /// (see ``SharedHostBudget``).
+  public init(
+    transport: any Transport, settings: FetchSettings = .init(), robotsArchive: (any RobotsArchive)? = nil,
+    hostBudget: (any SharedHostBudget)? = nil
+  ) {
     self.init(
       transport: transport, settings: settings, random: SystemRandomNumberGenerator(),
-      environment: ProcessInfo.processInfo.environment, robotsArchive: robotsArchive)
+      environment: ProcessInfo.processInfo.environment, robotsArchive: robotsArchive, hostBudget: hostBudget)
   }
 
   /// Creates a fetcher with injected randomness (retry jitter) and environment
   /// (credentials).
   init(
     transport: any Transport, settings: FetchSettings, random: some RandomNumberGenerator,
-    environment: [String: String], robotsArchive: (any RobotsArchive)? = nil
+    environment: [String: String], robotsArchive: (any RobotsArchive)? = nil,
+    hostBudget: (any SharedHostBudget)? = nil
   ) {
+    self.hostBudget = hostBudget
     self.transport = transport
     self.settings = settings
     self.random = AnyRandom(base: random)
@@ -153,6 +166,11 @@ public actor Fetcher {
         let answer: RobotsAnswer
         if let kept = await archive?.robotsAnswer(origin: origin), kept.expiresAt > Date() {
           answer = kept
+        } else if let archive, !(await archive.claimRobotsFetch(origin: origin)),
+          let kept = await Self.awaitRobotsAnswer(archive, origin: origin)
+        {
+          // Another worker of the fleet downloaded it.
+          answer = kept
         } else {
           answer = await RobotsCache.fetch(origin: url, transport: transport, settings: settings)
           await archive?.keepRobotsAnswer(answer)
@@ -169,6 +187,22 @@ public actor Fetcher {
     }
     return rules
   }
+
+  /// The answer another process is downloading, once it keeps it in
+  /// `archive`; nil when none came within ``robotsFleetWait`` (the fetcher
+  /// then downloads it itself).
+  private static func awaitRobotsAnswer(_ archive: any RobotsArchive, origin: String) async -> RobotsAnswer? {
+    let clock = ContinuousClock()
+    let giveUp = clock.now + robotsFleetWait
+    while clock.now < giveUp, !Task.isCancelled {
+      try? await clock.sleep(for: .milliseconds(100))
+      if let kept = await archive.robotsAnswer(origin: origin), kept.expiresAt > Date() { return kept }
+    }
+    return nil
+  }
+
+  /// How long a fetcher waits for another process's robots.txt download.
+  static let robotsFleetWait: Duration = .seconds(15)
 
   /// Fetches `url`, following redirects itself (each hop checked against robots.txt,
   /// `scope` and per-host limits; at most `maxRedirects`; loops detected), with
@@ -427,7 +461,26 @@ public actor Fetcher {
         }
         box.slot.started(now: now)
         globalActive += 1
-        return .acquired
+        guard let hostBudget else { return .acquired }
+        // This process admits the request; the fleet must too. The local slot
+        // is held meanwhile, and given back if the wait ends without a ticket.
+        let lease = settings.limits.timeout + .seconds(5)
+        while true {
+          let delay = box.slot.delay
+          if let ticket = await hostBudget.take(host: key, concurrency: box.slot.concurrency, delay: delay, lease: lease) {
+            tickets[key, default: []].append(ticket)
+            return .acquired
+          }
+          if Task.isCancelled {
+            releaseLocal(key, elapsed: .zero, outcome: .abandoned)
+            return .cancelled
+          }
+          if let deadline, clock.now + Self.hostBudgetPoll >= deadline {
+            releaseLocal(key, elapsed: .zero, outcome: .abandoned)
+            return .deferred("\(key) was busy with other workers of the fleet until the deadline")
+          }
+          try? await clock.sleep(for: Self.hostBudgetPoll)
+        }
       case .wait(let until):
         if let deadline, until > deadline {
           return .deferred("the per-host delay of \(key) ends after the deadline")
@@ -447,6 +500,14 @@ public actor Fetcher {
   }
 
   func release(_ key: String, elapsed: Duration, outcome: HostSlot.Outcome) {
+    if let hostBudget, let ticket = tickets[key]?.popLast() {
+      Task { await hostBudget.give(host: key, ticket: ticket) }
+    }
+    releaseLocal(key, elapsed: elapsed, outcome: outcome)
+  }
+
+  /// Ends a request in this process's books only.
+  private func releaseLocal(_ key: String, elapsed: Duration, outcome: HostSlot.Outcome) {
     if let box = slots[key] { box.slot.finished(now: clock.now, elapsed: elapsed, outcome: outcome) }
     globalActive -= 1
     wakeOne(key)

@@ -17,6 +17,15 @@ public protocol RobotsArchive: Sendable {
   func robotsAnswer(origin: String) async -> RobotsAnswer?
   /// Keeps `answer` in place of its origin's earlier one.
   func keepRobotsAnswer(_ answer: RobotsAnswer) async
+  /// Whether this process should download `origin`'s robots.txt now: false
+  /// while another process sharing the archive (a fleet's worker) downloads
+  /// it, so the fetcher waits for that answer to be kept instead.
+  func claimRobotsFetch(origin: String) async -> Bool
+}
+
+extension RobotsArchive {
+  /// An archive of one process: always fetch.
+  public func claimRobotsFetch(origin: String) async -> Bool { true }
 }
 
 /// What an origin answered for `/robots.txt`, as RFC 9309 §2.3.1 reads it:

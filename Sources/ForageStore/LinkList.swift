@@ -8,7 +8,7 @@
 ///
 /// Links are absolute URLs as the WHATWG URL parser serializes them, which
 /// never contain a line feed.
-enum LinkList {
+package enum LinkList {
   private static let slash = UInt8(ascii: "/")
 
   /// `scheme://host[:port]` of an absolute URL, or nil.
@@ -22,7 +22,7 @@ enum LinkList {
     return url[..<path]
   }
 
-  static func encode(_ links: [String], pageURL: String) -> String {
+  package static func encode(_ links: [String], pageURL: String) -> String {
     guard !links.isEmpty else { return "" }
     let origin: [UInt8] = origin(of: pageURL).map { Array($0.utf8) } ?? []
     var bytes: [UInt8] = []
@@ -43,7 +43,7 @@ enum LinkList {
     return String(decoding: bytes, as: UTF8.self)
   }
 
-  static func decode(_ text: String, pageURL: String) -> [String] {
+  package static func decode(_ text: String, pageURL: String) -> [String] {
     guard !text.isEmpty else { return [] }
     let origin = origin(of: pageURL)
     return text.split(separator: "\n", omittingEmptySubsequences: false).map { line in

@@ -123,7 +123,7 @@ extension SQLiteStore {
 
   /// A fresh idempotency key: `msg_` and 128 random bits in hex, unique
   /// across stores (receivers drop duplicates by it).
-  static func newMessageID() -> String {
+  package static func newMessageID() -> String {
     var generator = SystemRandomNumberGenerator()
     let high = generator.next() as UInt64
     let low = generator.next() as UInt64

@@ -25,6 +25,26 @@ public protocol Store: AnyObject, Sendable {
   func claim(crawl: Int64, limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
     -> [FrontierItem]
 
+  /// Extends the leases of every frontier entry `owner` holds to
+  /// `leaseUntil`; returns how many it holds. A worker of a shared store
+  /// calls it well before its leases pass (see ``isShared``).
+  func renewClaims(owner: String, leaseUntil: Date) async throws -> Int
+
+  /// True when other processes work on the store at the same time (a
+  /// PostgreSQL fleet): claims are then leased briefly and renewed, and a
+  /// worker whose frontier is empty waits while others hold claims.
+  var isShared: Bool { get }
+
+  /// Takes one of `host`'s `concurrency` request slots for `owner` when the
+  /// host's next start has come, moving it `delay` later, until `lease`
+  /// passes; the ticket, or nil when the host is busy. Politeness shared by
+  /// a fleet (see ``isShared``); a store of one process gives 0 at once.
+  func takeHostTicket(host: String, owner: String, concurrency: Int, delay: Duration, lease: Duration) async throws
+    -> Int64?
+
+  /// Gives back a ticket of ``takeHostTicket(host:owner:concurrency:delay:lease:)``.
+  func returnHostTicket(_ ticket: Int64) async throws
+
   /// Returns claimed entries to the queue: those of `owner`, or every
   /// claimed entry when `owner` is nil (a single-process store does this at
   /// start, after a crash).
@@ -116,6 +136,11 @@ public protocol Store: AnyObject, Sendable {
 
   /// Keeps `file` in place of its origin's earlier answer.
   func keepRobotsFile(_ file: RobotsFile) async throws
+
+  /// True when this process should download `origin`'s robots.txt now; false
+  /// while another process of a fleet holds that task (until `lease` passes).
+  /// A store of one process always says true.
+  func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool
 
   // MARK: Pending task requests
 
@@ -434,6 +459,24 @@ public struct CrawlCompletion: Sendable, Hashable {
 }
 
 extension Store {
+  /// A store of one process (SQLite): leases last a whole launch.
+  public var isShared: Bool { false }
+
+  /// Extends `owner`'s leases; a store of one process has nothing to renew
+  /// (its leases last a whole launch) and returns 0.
+  public func renewClaims(owner: String, leaseUntil: Date) async throws -> Int { 0 }
+
+  /// A store of one process keeps politeness in the process: every ticket is 0.
+  public func takeHostTicket(host: String, owner: String, concurrency: Int, delay: Duration, lease: Duration)
+    async throws -> Int64?
+  { 0 }
+
+  /// Nothing to give back for a store of one process.
+  public func returnHostTicket(_ ticket: Int64) async throws {}
+
+  /// A store of one process: this process fetches robots.txt itself.
+  public func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool { true }
+
   /// Marks `crawl` complete when it has no queued or claimed entries left,
   /// removing what it did not see again without notifying; true when it is
   /// (now) complete.

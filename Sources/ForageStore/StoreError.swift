@@ -36,6 +36,9 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
     public static let foreignDatabase = Kind(name: "foreignDatabase")
     /// The store was closed (`Store.close()`) and cannot be used again.
     public static let closed = Kind(name: "closed")
+    /// The database server could not be reached, or the connection to it was
+    /// lost (a PostgreSQL store); trying again later may succeed.
+    public static let connection = Kind(name: "connection")
     public var description: String { name }
   }
 
@@ -47,6 +50,10 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
     case foreignDatabase(path: String, tables: [String])
     case notFound(what: String)
     case closed(path: String)
+    /// A database server's failure (PostgreSQL): `store` is the redacted
+    /// URL, `reason` a sentence, `detail` the server's own words (SQLSTATE,
+    /// message) for `debugDescription`.
+    case server(kind: Kind, store: String, reason: String, detail: String?, sql: String?)
   }
 
   private let code: Code
@@ -74,6 +81,7 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
     case .foreignDatabase: return .foreignDatabase
     case .notFound: return .notFound
     case .closed: return .closed
+    case .server(let kind, _, _, _, _): return kind
     }
   }
 
@@ -94,12 +102,18 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
     case .foreignDatabase(let path, let tables):
       let shown = tables.count > 5 ? tables.prefix(5).joined(separator: ", ") + " and \(tables.count - 5) more"
         : tables.joined(separator: ", ")
-      return "\(path) is a SQLite database of another program (tables: \(shown)); "
+      let what = path.contains("://") ? "a database" : "a SQLite database"
+      return "\(path) is \(what) of another program (tables: \(shown)); "
         + "Forage will not add its tables to it. Use a new path."
     case .notFound(let what):
       return "the store has no \(what)"
     case .closed(let path):
       return "the store \(path) was closed and cannot be used again"
+    case .server(let kind, let store, let reason, _, _):
+      switch kind {
+      case .open, .connection: return "cannot reach the store \(store): \(reason)"
+      default: return "cannot use the store \(store): \(reason)"
+      }
     }
   }
 
@@ -111,6 +125,10 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
       text += " [\(function), code \(sqliteCode): \(sqliteMessage ?? "no message")]"
     }
     if case .statement(let sql, _) = code { text += "; SQL: \(sql)" }
+    if case .server(_, _, _, let detail, let sql) = code {
+      if let function { text += " [\(function)\(detail.map { ": " + $0 } ?? "")]" }
+      if let sql { text += "; SQL: \(sql)" }
+    }
     return text
   }
 
@@ -165,7 +183,24 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
       function: function, sqliteCode: code, message: message)
   }
 
-  static func foreignDatabase(path: String, tables: [String]) -> StoreError {
+  /// A database server's failure, for stores outside this module (PostgreSQL).
+  ///
+  /// - Parameters:
+  ///   - kind: `.open`, `.connection`, `.statement`, `.newerStore`…
+  ///   - store: how messages name the store; never holds a password.
+  ///   - reason: why, as words for the person running Forage.
+  ///   - function: the C function that failed, for `debugDescription`.
+  ///   - detail: the server's SQLSTATE and message, for `debugDescription`.
+  ///   - sql: the statement, for `debugDescription` (never its bound values).
+  package static func server(
+    _ kind: Kind, store: String, reason: String, function: String?, detail: String?, sql: String?
+  ) -> StoreError {
+    StoreError(
+      .server(kind: kind, store: store, reason: reason, detail: detail, sql: sql), function: function,
+      sqliteCode: nil, message: nil)
+  }
+
+  package static func foreignDatabase(path: String, tables: [String]) -> StoreError {
     StoreError(.foreignDatabase(path: path, tables: tables), function: nil, sqliteCode: nil, message: nil)
   }
 
@@ -176,16 +211,16 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
       .statement(sql: sql, path: path), function: function, sqliteCode: code, message: message)
   }
 
-  static func newerStore(path: String, unknown: [String]) -> StoreError {
+  package static func newerStore(path: String, unknown: [String]) -> StoreError {
     StoreError(.newerStore(path: path, unknown: unknown), function: nil, sqliteCode: nil,
                message: nil)
   }
 
-  static func closed(path: String) -> StoreError {
+  package static func closed(path: String) -> StoreError {
     StoreError(.closed(path: path), function: nil, sqliteCode: nil, message: nil)
   }
 
-  static func notFound(_ what: String) -> StoreError {
+  package static func notFound(_ what: String) -> StoreError {
     StoreError(.notFound(what: what), function: nil, sqliteCode: nil, message: nil)
   }
 }

@@ -70,12 +70,23 @@ public final class TestServer: Sendable {
     core.state.withLock { $0.requests.filter { $0.path == path }.count }
   }
 
-  /// Forgets the recorded requests (the count too).
+  /// Forgets the recorded requests (the count and the most at once too).
   public func clearRequests() {
     core.state.withLock {
       $0.requests.removeAll()
       $0.requestCount = 0
+      $0.maxInFlight = $0.inFlight
     }
+  }
+
+  /// The most requests the server was answering at once since it started (or
+  /// since ``clearRequests()``): what a client's per-host concurrency limit bounds.
+  public var maxConcurrentRequests: Int { core.state.withLock { $0.maxInFlight } }
+
+  /// Makes every answer wait `latency` first, as a slow site would, so that a
+  /// client's overlapping requests overlap on the server too.
+  public func setLatency(_ latency: Duration) {
+    core.state.withLock { $0.latency = latency }
   }
 
   /// Closes the listener and every open connection, and wakes every waiting fault.
@@ -114,6 +125,12 @@ final class ServerCore: Sendable {
     var connections: Set<Int32> = []
     var requests: [RecordedRequest] = []
     var requestCount = 0
+    /// Requests received and not yet being answered (during the latency), and
+    /// the most there ever were at once.
+    var inFlight = 0
+    var maxInFlight = 0
+    /// Added before every answer (a slow site), so that overlapping requests show.
+    var latency: Duration = .zero
   }
 
   static let requestLogCap = 100_000
@@ -222,6 +239,15 @@ final class ServerCore: Sendable {
       case .request(let parsed):
         let request = parsed.recorded
         record(request)
+        let latency = state.withLock { state in
+          state.inFlight += 1
+          state.maxInFlight = max(state.maxInFlight, state.inFlight)
+          return state.latency
+        }
+        if latency > .zero { Thread.sleep(forTimeInterval: Double(latency.components.seconds) + Double(latency.components.attoseconds) / 1e18) }
+        // Counted out before the answer goes: a client that has its answer can
+        // never see its next request counted beside this one.
+        state.withLock { $0.inFlight -= 1 }
         fate = respond(to: request, on: fd)
         guard fate == .keepAlive else { return }
       case .needMore:

@@ -22,8 +22,9 @@ import ForageTestSupport
         --task ID          Run the sources of this task, with its budget.
         --source NAME      Run this source (repeatable; default: every source).
         --budget DURATION  Time allowed, e.g. 30s, 5m (default: the task's, else 5m).
-        --store PATH       SQLite file (default: the config's "store", else
-                           forage.sqlite beside the config).
+        --store PATH       A SQLite file, or a postgres:// URL (workers started
+                           together on one form a fleet) (default: the config's
+                           "store", else forage.sqlite beside the config).
         --json             Print the summary as JSON.
         --verbose          Also show each error's internal detail, for bug reports.
         --quiet            Print only results and errors: no notes, no progress line.

@@ -30,7 +30,7 @@ struct PagePlan {
 /// completion (nil when the crawl is not complete).
 @discardableResult
 func crawl(
-  _ store: SQLiteStore, _ pages: [PagePlan], seeds: [Int]? = nil, maxPages: Int? = nil,
+  _ store: any Store, _ pages: [PagePlan], seeds: [Int]? = nil, maxPages: Int? = nil,
   router: (any ChangeRouter)? = nil, at now: Date
 ) async throws -> (CommitResult, CrawlCompletion?) {
   let crawl = try await store.openCrawl(source: "s", seeds: (seeds ?? pages.map(\.n)).map { seed($0) }, now: now)
@@ -60,8 +60,8 @@ func rec(_ key: String, _ price: Int, page: Int = 1) -> RecordInput {
 }
 
 @Suite struct ChangeHistoryTests {
-  @Test func test_completedCrawl_removesWhatItDidNotSee_keepsWhatA304PageStillHolds() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_completedCrawl_removesWhatItDidNotSee_keepsWhatA304PageStillHolds(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       try await crawl(store, [PagePlan(n: 1, records: [rec("a", 1), rec("b", 2)]), PagePlan(n: 2, records: [rec("c", 3, page: 2)])], at: t0)
       // Page 1 no longer lists b; page 2 answered 304.
       let (_, completion) = try await crawl(
@@ -78,8 +78,8 @@ func rec(_ key: String, _ price: Int, page: Int = 1) -> RecordInput {
     }
   }
 
-  @Test func test_interruptedCrawl_removesNothing() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_interruptedCrawl_removesNothing(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       try await crawl(store, [PagePlan(n: 1, records: [rec("a", 1)]), PagePlan(n: 2, records: [rec("c", 3, page: 2)])], at: t0)
       // Page 2 was not reached (deferred): the crawl is not complete.
       let (_, completion) = try await crawl(
@@ -90,8 +90,8 @@ func rec(_ key: String, _ price: Int, page: Int = 1) -> RecordInput {
     }
   }
 
-  @Test func test_recordSeenAgainAfterRemoval_isRestored() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_recordSeenAgainAfterRemoval_isRestored(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       try await crawl(store, [PagePlan(n: 1, records: [rec("a", 1), rec("b", 2)])], at: t0)
       try await crawl(store, [PagePlan(n: 1, records: [rec("a", 1)])], at: t0 + 60)
       let (result, _) = try await crawl(store, [PagePlan(n: 1, records: [rec("a", 1), rec("b", 5)])], at: t0 + 120)
@@ -108,8 +108,8 @@ func rec(_ key: String, _ price: Int, page: Int = 1) -> RecordInput {
     }
   }
 
-  @Test func test_cappedCrawl_removesOnlyFromPagesItFetched() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_cappedCrawl_removesOnlyFromPagesItFetched(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       try await crawl(store, [PagePlan(n: 1, records: [rec("a", 1), rec("b", 2)]), PagePlan(n: 2, records: [rec("c", 3, page: 2)])], at: t0)
       // The frontier holds one page and its cap is one: page 2 may lie past the cap.
       let (_, capped) = try await crawl(store, [PagePlan(n: 1, records: [rec("a", 1)])], maxPages: 1, at: t0 + 60)
@@ -120,8 +120,8 @@ func rec(_ key: String, _ price: Int, page: Int = 1) -> RecordInput {
     }
   }
 
-  @Test func test_completingTwice_removesOnce() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_completingTwice_removesOnce(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       try await crawl(store, [PagePlan(n: 1, records: [rec("a", 1), rec("b", 2)])], at: t0)
       let crawl2 = try await store.openCrawl(source: "s", seeds: [seed(1)], now: t0 + 60)
       let items = try await store.claim(crawl: crawl2.id, limit: 1, owner: "a", leaseUntil: t0 + 120, now: t0 + 60)
@@ -133,8 +133,8 @@ func rec(_ key: String, _ price: Int, page: Int = 1) -> RecordInput {
     }
   }
 
-  @Test func test_router_isToldOfTheFirstCrawl_andGetsEveryKind() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_router_isToldOfTheFirstCrawl_andGetsEveryKind(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let router = RecordingRouter()
       let (first, _) = try await crawl(store, [PagePlan(n: 1, records: [rec("a", 1), rec("b", 2)])], router: router, at: t0)
       #expect(first.notifications == 2)
@@ -149,8 +149,8 @@ func rec(_ key: String, _ price: Int, page: Int = 1) -> RecordInput {
     }
   }
 
-  @Test func test_failedCommit_writesNeitherChangeNorNotification() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_failedCommit_writesNeitherChangeNorNotification(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(source: "s", seeds: [seed(1)], now: t0)
       let items = try await store.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: t0 + 60, now: t0)
       var good = PageCommit(item: items[0], outcome: .done, records: [rec("a", 1)], now: t0)
@@ -165,8 +165,8 @@ func rec(_ key: String, _ price: Int, page: Int = 1) -> RecordInput {
     }
   }
 
-  @Test func test_changesMatching_filtersAndPagesNewestFirst() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_changesMatching_filtersAndPagesNewestFirst(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       try await crawl(store, [PagePlan(n: 1, records: [rec("a", 1), rec("b", 2)])], at: t0)
       try await crawl(store, [PagePlan(n: 1, records: [rec("a", 3)])], at: t0 + 3600)
       let all = try await store.changes(matching: ChangeQuery())
@@ -186,14 +186,14 @@ func rec(_ key: String, _ price: Int, page: Int = 1) -> RecordInput {
 @Suite struct OutboxTests {
   /// A store with one changed record routed to "ops" (and the two new ones
   /// of the first crawl).
-  private func storeWithNotifications(_ store: SQLiteStore) async throws {
+  private func storeWithNotifications(_ store: any Store) async throws {
     let router = RecordingRouter()
     try await crawl(store, [PagePlan(n: 1, records: [rec("a", 1)])], router: router, at: t0)
     try await crawl(store, [PagePlan(n: 1, records: [rec("a", 2)])], router: router, at: t0 + 60)
   }
 
-  @Test func test_claimSettle_delivered_retry_dead() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_claimSettle_delivered_retry_dead(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       try await storeWithNotifications(store)
       let claimed = try await store.claimNotifications(limit: 10, owner: "x", leaseUntil: t0 + 200, now: t0 + 100)
       #expect(claimed.count == 2)
@@ -243,8 +243,8 @@ func rec(_ key: String, _ price: Int, page: Int = 1) -> RecordInput {
     #expect(later.map(\.messageID) == first.map(\.messageID))
   }
 
-  @Test func test_prune_keepsNewestPerRecord_andPendingOnes() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_prune_keepsNewestPerRecord_andPendingOnes(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       for i in 0..<5 {
         try await crawl(store, [PagePlan(n: 1, records: [rec("a", 10 + i), rec("b", 20 + i)])], at: t0 + Double(i) * 86_400)
       }
@@ -260,8 +260,8 @@ func rec(_ key: String, _ price: Int, page: Int = 1) -> RecordInput {
     }
   }
 
-  @Test func test_prune_neverDropsAChangeWithAPendingNotification() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_prune_neverDropsAChangeWithAPendingNotification(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let router = RecordingRouter()
       for i in 0..<3 {
         try await crawl(store, [PagePlan(n: 1, records: [rec("a", i)])], router: router, at: t0 + Double(i))
@@ -277,8 +277,8 @@ func rec(_ key: String, _ price: Int, page: Int = 1) -> RecordInput {
     }
   }
 
-  @Test func test_disabledChannels_roundTrip() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_disabledChannels_roundTrip(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let off = DisabledChannel(name: "ops", target: "https://hooks.example.com/x", reason: "410", at: t0)
       try await store.setDisabledChannel(off, name: "ops")
       #expect(try await store.disabledChannels() == [off])

@@ -9,8 +9,8 @@ import Testing
     FrontierSeed(url: "https://example.com/\(n)", fingerprint: UInt64(n) &* 0x9E37_79B9_7F4A_7C15, depth: depth)
   }
 
-  @Test func test_issue10_aShorterPath_lowersAQueuedDepth_andALongerOneDoesNot() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_issue10_aShorterPath_lowersAQueuedDepth_andALongerOneDoesNot(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(source: "s", seeds: [Self.link(1, depth: 0), Self.link(2, depth: 0)], now: t0)
       let seeds = try await store.claim(crawl: crawl.id, limit: 2, owner: "me", leaseUntil: t0 + 60, now: t0)
       let first = try #require(seeds.first { $0.url.hasSuffix("/1") })

@@ -37,8 +37,8 @@ import Testing
     }
   }
 
-  @Test func test_sourceNames_listsCrawledAndRecordedSources() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_sourceNames_listsCrawledAndRecordedSources(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       #expect(try await store.sourceNames() == [])
       _ = try await store.openCrawl(source: "zeta", seeds: [seed(1)], now: t0)
       _ = try await store.openCrawl(source: "alpha", seeds: [seed(2)], now: t0)

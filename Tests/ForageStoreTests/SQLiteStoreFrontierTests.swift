@@ -3,8 +3,8 @@ import Testing
 @testable import ForageStore
 
 @Suite struct SQLiteStoreFrontierTests {
-  @Test func test_openCrawl_dedupsSeedsByFingerprint() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_openCrawl_dedupsSeedsByFingerprint(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(
         source: "s", seeds: [seed(1), seed(2), seed(1), seed(3)], now: t0)
       #expect(crawl.isNew)
@@ -12,12 +12,12 @@ import Testing
       #expect(crawl.startedAt == t0)
       let counts = try await store.frontierCounts(crawl: crawl.id)
       #expect(counts == FrontierCounts(queued: 3))
-      #expect(try await store.frontierSize(crawl: crawl.id) == 3)
+      #expect(try await frontierSize(store, crawl: crawl.id) == 3)
     }
   }
 
-  @Test func test_openCrawl_returnsUnfinishedCrawl_thenStartsNewAfterCompletion() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_openCrawl_returnsUnfinishedCrawl_thenStartsNewAfterCompletion(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let first = try await store.openCrawl(source: "s", seeds: [seed(1)], now: t0)
       let again = try await store.openCrawl(source: "s", seeds: [seed(2)], now: t0 + 5)
       #expect(again.id == first.id)
@@ -38,8 +38,8 @@ import Testing
     }
   }
 
-  @Test func test_claim_ordersByDepthThenDiscovery() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_claim_ordersByDepthThenDiscovery(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(
         source: "s", seeds: [seed(1, depth: 2), seed(2, depth: 0), seed(3, depth: 1),
                              seed(4, depth: 0)], now: t0)
@@ -58,8 +58,8 @@ import Testing
     }
   }
 
-  @Test func test_claim_liveLeaseIsNotReclaimed_expiredLeaseIs() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_claim_liveLeaseIsNotReclaimed_expiredLeaseIs(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(source: "s", seeds: [seed(1), seed(2)], now: t0)
       let a = try await store.claim(
         crawl: crawl.id, limit: 1, owner: "a", leaseUntil: t0 + 60, now: t0)
@@ -76,8 +76,8 @@ import Testing
     }
   }
 
-  @Test func test_claim_zeroLimitClaimsNothing() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_claim_zeroLimitClaimsNothing(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(source: "s", seeds: [seed(1)], now: t0)
       #expect(try await store.claim(
         crawl: crawl.id, limit: 0, owner: "a", leaseUntil: t0 + 60, now: t0).isEmpty)
@@ -85,8 +85,8 @@ import Testing
     }
   }
 
-  @Test func test_releaseClaims_ofOneOwner_andOfAll() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_releaseClaims_ofOneOwner_andOfAll(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(
         source: "s", seeds: [seed(1), seed(2), seed(3)], now: t0)
       _ = try await store.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: t0 + 60, now: t0)
@@ -105,8 +105,8 @@ import Testing
     }
   }
 
-  @Test func test_commit_done_isNeverClaimedAgain() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_commit_done_isNeverClaimedAgain(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(source: "s", seeds: [seed(1)], now: t0)
       let items = try await store.claim(
         crawl: crawl.id, limit: 1, owner: "a", leaseUntil: t0 + 60, now: t0)
@@ -118,8 +118,8 @@ import Testing
     }
   }
 
-  @Test func test_commit_transientFailure_requeuesUntilMaxAttempts() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_commit_transientFailure_requeuesUntilMaxAttempts(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(source: "s", seeds: [seed(1)], now: t0)
       for attempt in 0..<3 {
         let items = try await store.claim(
@@ -136,8 +136,8 @@ import Testing
     }
   }
 
-  @Test func test_commit_permanentFailure_failsAtOnce() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_commit_permanentFailure_failsAtOnce(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(source: "s", seeds: [seed(1)], now: t0)
       let items = try await store.claim(
         crawl: crawl.id, limit: 1, owner: "a", leaseUntil: t0 + 60, now: t0)
@@ -148,8 +148,8 @@ import Testing
     }
   }
 
-  @Test func test_commit_deferred_requeuesWithAttemptsUnchanged() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_commit_deferred_requeuesWithAttemptsUnchanged(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(source: "s", seeds: [seed(1)], now: t0)
       var items = try await store.claim(
         crawl: crawl.id, limit: 1, owner: "a", leaseUntil: t0 + 60, now: t0)
@@ -167,8 +167,8 @@ import Testing
     }
   }
 
-  @Test func test_commit_discoveredLinks_dedupAndStopAtMaxPages() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_commit_discoveredLinks_dedupAndStopAtMaxPages(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(source: "s", seeds: [seed(1), seed(2)], now: t0)
       let items = try await store.claim(
         crawl: crawl.id, limit: 2, owner: "a", leaseUntil: t0 + 60, now: t0)
@@ -184,7 +184,7 @@ import Testing
       let result = try await store.commit([first, second])
       #expect(result.linksAdded == 2)
       #expect(try await store.frontierCounts(crawl: crawl.id) == FrontierCounts(queued: 2, done: 2))
-      #expect(try await store.frontierSize(crawl: crawl.id) == 4)
+      #expect(try await frontierSize(store, crawl: crawl.id) == 4)
       let next = try await store.claim(
         crawl: crawl.id, limit: 5, owner: "a", leaseUntil: t0 + 60, now: t0)
       #expect(next.map(\.url) == ["https://example.com/10", "https://example.com/11"])
@@ -192,8 +192,8 @@ import Testing
     }
   }
 
-  @Test func test_commit_discoveredLinks_withoutCap_areAllAdded() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_commit_discoveredLinks_withoutCap_areAllAdded(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(source: "s", seeds: [seed(1)], now: t0)
       let items = try await store.claim(
         crawl: crawl.id, limit: 1, owner: "a", leaseUntil: t0 + 60, now: t0)
@@ -202,12 +202,12 @@ import Testing
       ])
       #expect(result.linksAdded == 50)
       #expect(try await store.frontierCounts(crawl: crawl.id).total == 51)
-      #expect(try await store.frontierSize(crawl: crawl.id) == 51)
+      #expect(try await frontierSize(store, crawl: crawl.id) == 51)
     }
   }
 
-  @Test func test_commit_linksKnownFromEarlierBatches_areNotAddedAgain() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_commit_linksKnownFromEarlierBatches_areNotAddedAgain(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(
         source: "s", seeds: [seed(1), seed(2), seed(3)], now: t0)
       let items = try await store.claim(
@@ -220,7 +220,7 @@ import Testing
         ]).linksAdded)
       }
       #expect(added == [2, 0, 0])
-      #expect(try await store.frontierSize(crawl: crawl.id) == 5)
+      #expect(try await frontierSize(store, crawl: crawl.id) == 5)
       #expect(try await store.frontierCounts(crawl: crawl.id) == FrontierCounts(queued: 2, done: 3))
       // The next crawl of the source has its own frontier: links known in
       // the finished crawl are added to it again.
@@ -238,8 +238,8 @@ import Testing
     }
   }
 
-  @Test func test_completeCrawlIfExhausted_onlyWhenNothingQueuedOrClaimed() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_completeCrawlIfExhausted_onlyWhenNothingQueuedOrClaimed(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(source: "s", seeds: [seed(1), seed(2)], now: t0)
       #expect(try await !store.completeCrawlIfExhausted(crawl.id, now: t0))
       let items = try await store.claim(
@@ -257,10 +257,29 @@ import Testing
     }
   }
 
-  @Test func test_frontierCounts_ofUnknownCrawlAreZero() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_frontierCounts_ofUnknownCrawlAreZero(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let counts = try await store.frontierCounts(crawl: 42)
       #expect(counts == FrontierCounts())
+    }
+  }
+
+  @Test(arguments: StoreKind.all) func test_commit_discoveredLinks_keepTheirURLsExactly_andTheirOrder(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
+      let crawl = try await store.openCrawl(source: "s", seeds: [seed(1)], now: t0)
+      let item = try #require(try await store.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: t0 + 60, now: t0).first)
+      let urls = [
+        "https://example.com/a,b", "https://example.com/{x}", #"https://example.com/q"uote"#,
+        #"https://example.com/back\slash"#, "NULL", "https://example.com/é ü", "https://example.com/last",
+      ]
+      let links = urls.enumerated().map { FrontierSeed(url: $1, fingerprint: UInt64(1000 + $0), depth: 1) }
+        + [FrontierSeed(url: "https://example.com/dated", fingerprint: 2000, depth: 1, lastModified: t0 + 5)]
+      let result = try await store.commit([PageCommit(item: item, outcome: .done, discovered: links, now: t0)])
+      #expect(result.linksAdded == urls.count + 1)
+      let claimed = try await store.claim(crawl: crawl.id, limit: 50, owner: "a", leaseUntil: t0 + 60, now: t0)
+      #expect(claimed.map(\.url) == urls + ["https://example.com/dated"])
+      #expect(claimed.last?.lastModified == t0 + 5)
+      #expect(claimed.first?.lastModified == nil)
     }
   }
 }

@@ -27,8 +27,8 @@ import Testing
     }
   }
 
-  @Test func test_replacePendingTaskRequests_failingMidway_leavesTheEarlierSetWhole() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_replacePendingTaskRequests_failingMidway_leavesTheEarlierSetWhole(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       try await store.replacePendingTaskRequests([Self.refresh, Self.crawl])
       // Each replacement below fails on its last row, after the old rows
       // were deleted and the first new one inserted: nothing of it remains.

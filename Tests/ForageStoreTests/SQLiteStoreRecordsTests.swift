@@ -5,7 +5,7 @@ import Testing
 @Suite struct SQLiteStoreRecordsTests {
   /// Claims the single seed of a fresh crawl and commits `records` for it.
   private func commitOnce(
-    _ store: SQLiteStore, _ n: Int, _ records: [RecordInput], at now: Date, run: Int64? = nil
+    _ store: any Store, _ n: Int, _ records: [RecordInput], at now: Date, run: Int64? = nil
   ) async throws -> CommitResult {
     let crawl = try await store.openCrawl(source: "crawl-\(n)", seeds: [seed(n)], now: now)
     let items = try await store.claim(
@@ -15,8 +15,8 @@ import Testing
     ])
   }
 
-  @Test func test_commit_newChangedUnchangedRecords_writeChanges() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_commit_newChangedUnchangedRecords_writeChanges(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let run = try await store.beginRun(task: "t", sources: ["s"], startedAt: t0)
       let r1 = try await commitOnce(
         store, 1, [record("a", fields: #"{"p":1}"#, hash: 1), record("b", fields: #"{"p":2}"#, hash: 2)],
@@ -50,8 +50,8 @@ import Testing
     }
   }
 
-  @Test func test_commit_unchangedRecord_updatesURL() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_commit_unchangedRecord_updatesURL(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       _ = try await commitOnce(store, 1, [record("a", fields: "{}", hash: 7)], at: t0)
       var moved = record("a", fields: "{}", hash: 7)
       moved.url = "https://example.com/moved"
@@ -63,16 +63,16 @@ import Testing
     }
   }
 
-  @Test func test_commit_hashesKeepAll64Bits() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_commit_hashesKeepAll64Bits(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let big: UInt64 = 0xFEDC_BA98_7654_3210
       _ = try await commitOnce(store, 1, [record("a", fields: "{}", hash: big)], at: t0)
       #expect(try await store.records(source: nil, afterID: 0, limit: 1).first?.contentHash == big)
     }
   }
 
-  @Test func test_commit_pageUpsert_roundTripsEveryField() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_commit_pageUpsert_roundTripsEveryField(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let crawl = try await store.openCrawl(source: "s", seeds: [seed(1), seed(2)], now: t0)
       let items = try await store.claim(
         crawl: crawl.id, limit: 2, owner: "a", leaseUntil: t0 + 60, now: t0)
@@ -96,8 +96,8 @@ import Testing
     }
   }
 
-  @Test func test_records_pageByIDAndFilterBySource() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_records_pageByIDAndFilterBySource(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       var inputs: [RecordInput] = []
       for i in 0..<7 {
         inputs.append(record("k\(i)", source: i % 2 == 0 ? "even" : "odd", fields: "{}",
@@ -122,8 +122,8 @@ import Testing
     }
   }
 
-  @Test func test_changes_pageByIDAndFilterBySource() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_changes_pageByIDAndFilterBySource(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       _ = try await commitOnce(
         store, 1,
         [record("a", source: "x", fields: "1", hash: 1), record("b", source: "y", fields: "2", hash: 2),

@@ -3,8 +3,8 @@ import Testing
 @testable import ForageStore
 
 @Suite struct SQLiteStoreRunsTests {
-  @Test func test_runs_beginFinishAndListNewestFirst() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_runs_beginFinishAndListNewestFirst(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let first = try await store.beginRun(task: "refresh", sources: ["a", "b"], startedAt: t0)
       let second = try await store.beginRun(task: "crawl", sources: [], startedAt: t0 + 1)
       var summary = RunSummary(outcome: .budget, finishedAt: t0 + 30.5)
@@ -33,8 +33,8 @@ import Testing
     }
   }
 
-  @Test func test_finishRun_unknownRunThrows() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_finishRun_unknownRunThrows(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       await #expect(throws: StoreError.self) {
         try await store.finishRun(77, summary: RunSummary(outcome: .completed, finishedAt: t0))
       }
@@ -56,8 +56,8 @@ extension SQLiteStoreRunsTests {
     #expect(unknown.outcome == .failed)
   }
 
-  @Test func test_dates_roundTripToTheMillisecond() async throws {
-    try await withStore { store, _ in
+  @Test(arguments: StoreKind.all) func test_dates_roundTripToTheMillisecond(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
       let startedAt = Date(timeIntervalSince1970: 1_700_000_000.123)
       _ = try await store.beginRun(task: "t", sources: [], startedAt: startedAt)
       let read = try #require(try await store.runs(limit: 1).first?.startedAt)

@@ -1,5 +1,9 @@
 import Foundation
+import Testing
 @testable import ForageStore
+#if Postgres
+@testable import ForagePostgres
+#endif
 
 /// A temporary store file per test, removed (with its WAL files) afterwards.
 struct TempStorePath: ~Copyable {
@@ -37,4 +41,59 @@ func seed(_ n: Int, depth: Int = 0) -> FrontierSeed {
 func record(_ key: String, source: String = "s", fields: String, hash: UInt64) -> RecordInput {
   RecordInput(source: source, key: key, url: "https://example.com/\(key)", fieldsJSON: fields,
               contentHash: hash)
+}
+
+/// The stores a guarantee is checked on: SQLite always; PostgreSQL when
+/// `FORAGE_TEST_POSTGRES_URL` names a server (`scripts/test` starts one), or
+/// under CI, where a missing server fails the test instead of skipping it.
+enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
+  case sqlite, postgres
+
+  static var all: [StoreKind] {
+    #if Postgres
+    return PostgresTestServer.url != nil || PostgresTestServer.isCI ? [.sqlite, .postgres] : [.sqlite]
+    #else
+    return [.sqlite]
+    #endif
+  }
+
+  var description: String { rawValue }
+}
+
+/// Runs `body` with a fresh, empty store of `kind`: a temporary SQLite file,
+/// or a new database on the test PostgreSQL server (dropped afterwards).
+@discardableResult
+func withStore<T>(_ kind: StoreKind, _ body: (any Store) async throws -> T) async throws -> T {
+  switch kind {
+  case .sqlite:
+    let temp = TempStorePath()
+    let store = try SQLiteStore(path: temp.path)
+    return try await body(store)
+  case .postgres:
+    #if Postgres
+    return try await PostgresTestServer.withDatabase { url in
+      let store = try PostgresStore(url: url)
+      do {
+        let value = try await body(store)
+        try await store.close()
+        return value
+      } catch {
+        try? await store.close()
+        throw error
+      }
+    }
+    #else
+    throw PostgresTestServer.Missing()
+    #endif
+  }
+}
+
+/// The crawl's frontier counter (`crawls.frontier_size`), which caps its growth.
+func frontierSize(_ store: any Store, crawl: Int64) async throws -> Int {
+  if let sqlite = store as? SQLiteStore { return try await sqlite.frontierSize(crawl: crawl) }
+  #if Postgres
+  if let postgres = store as? PostgresStore { return try await postgres.frontierSize(crawl: crawl) }
+  #endif
+  Issue.record("no frontier counter for \(type(of: store))")
+  return -1
 }

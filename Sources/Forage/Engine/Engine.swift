@@ -73,15 +73,18 @@ public struct Engine: Sendable {
   }
 
   /// Opens the store at `location`: a SQLite path (created if needed; its
-  /// folder must exist).
+  /// folder must exist), or a URL whose scheme a front end registered with
+  /// ``registerStore(scheme:_:)`` (the `forage` tool registers `postgres://`).
   ///
-  /// - Throws: `EngineError.unsupportedStore` for a `postgres://` URL (not
-  ///   in this build yet); `StoreError` when the file cannot be opened or
-  ///   belongs to another program.
+  /// - Throws: `EngineError.unsupportedStore` for a `postgres://` URL when no
+  ///   PostgreSQL store is linked; `StoreError` when the store cannot be
+  ///   opened or belongs to another program.
   public static func openStore(_ location: String) throws -> any Store {
+    if let open = opener(for: location) { return try open(location) }
     if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
       throw EngineError(
-        .unsupportedStore, "PostgreSQL stores are not available in this version; use a SQLite path")
+        .unsupportedStore,
+        "this program cannot open PostgreSQL stores (ForagePostgres is not linked in); use a SQLite path")
     }
     return try SQLiteStore(path: location)
   }

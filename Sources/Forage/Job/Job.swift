@@ -49,8 +49,11 @@ public final class Job: Sendable {
     self.config = config
     self.store = store
     self.canonicalizer = URLCanonicalizer(removingQueryParameters: config.removeQueryParameters)
-    self.fetcher = Fetcher(transport: transport, settings: config.fetch, robotsArchive: StoreRobotsArchive(store: store))
-    self.owner = "pid-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
+    let owner = "pid-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
+    self.owner = owner
+    self.fetcher = Fetcher(
+      transport: transport, settings: config.fetch, robotsArchive: StoreRobotsArchive(store: store),
+      hostBudget: store.isShared ? StoreHostBudget(store: store, owner: owner) : nil)
     self.router = NotificationRouter(config: config)
     self.notifier =
       config.notify.isEmpty ? nil : notifier ?? Notifier(config: config, store: store, transport: transport, now: now)
@@ -163,7 +166,11 @@ public final class Job: Sendable {
     let concurrency = max(1, min(config.fetch.concurrency, concurrencyLimit ?? .max))
     let stopAt = deadline - Defaults.stopMargin
     let hardStop = deadline + Defaults.grace
-    let lease = now().addingTimeInterval((deadline - clock.now).seconds + Defaults.grace.seconds + 60)
+    // One process's store: claims last the launch. A fleet's: brief leases,
+    // renewed while this worker lives, so a dead worker's URLs come back.
+    let shared = store.isShared
+    let launchLease = (deadline - clock.now).seconds + Defaults.grace.seconds + 60
+    let leaseSeconds = shared ? Defaults.fleetLease.seconds : launchLease
     var crawls: [Crawl] = []
     var contexts: [PageContext] = []
     var lanes: [LaunchMachine<ProcessedPage>.Lane] = []
@@ -191,6 +198,14 @@ public final class Job: Sendable {
 
     let store = self.store
     let owner = self.owner
+    let now = self.now
+    let renewal = shared ? Task {
+      while !Task.isCancelled {
+        try? await Task.sleep(for: Defaults.fleetLeaseRenewal)
+        _ = try? await store.renewClaims(owner: owner, leaseUntil: now().addingTimeInterval(leaseSeconds))
+      }
+    } : nil
+    defer { renewal?.cancel() }
     try await withThrowingTaskGroup(of: Outcome.self) { group in
       group.addTask {
         try? await Task.sleep(until: stopAt, clock: .continuous)
@@ -214,7 +229,18 @@ public final class Job: Sendable {
           case .claim(let lane, let limit, let generation):
             let crawl = crawls[lane].id
             group.addTask {
-              let items = try await store.claim(crawl: crawl, limit: limit, owner: owner, leaseUntil: lease, now: self.now())
+              var items = try await store.claim(
+                crawl: crawl, limit: limit, owner: owner, leaseUntil: now().addingTimeInterval(leaseSeconds), now: now())
+              // A fleet's frontier is not exhausted while other workers hold
+              // claims: one of them may die, and its URLs return when its
+              // leases pass. Look again until then, or until it is time to stop.
+              while shared && items.isEmpty && !Task.isCancelled && ContinuousClock.now < stopAt {
+                let counts = try await store.frontierCounts(crawl: crawl)
+                if counts.queued == 0 && counts.claimed == 0 { break }
+                if counts.queued == 0 { try? await Task.sleep(for: Defaults.fleetPoll) }
+                items = try await store.claim(
+                  crawl: crawl, limit: limit, owner: owner, leaseUntil: now().addingTimeInterval(leaseSeconds), now: now())
+              }
               let pages = items.isEmpty ? [:] : try await store.pages(fingerprints: items.map(\.fingerprint))
               return .claimed(lane: lane, items: items, pages: pages, generation: generation)
             }

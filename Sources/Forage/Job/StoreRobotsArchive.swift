@@ -23,6 +23,12 @@ struct StoreRobotsArchive: RobotsArchive {
       expiresAt: file.expiresAt, failure: failed && !file.body.isEmpty ? String(decoding: file.body, as: UTF8.self) : nil)
   }
 
+  /// A fleet's store elects one worker to download an origin's robots.txt;
+  /// a store error reads as "fetch it yourself".
+  func claimRobotsFetch(origin: String) async -> Bool {
+    (try? await store.claimRobotsFetch(origin: origin, lease: .seconds(15))) ?? true
+  }
+
   func keepRobotsAnswer(_ answer: RobotsAnswer) async {
     let body = answer.verdict == .disallowAll ? Array((answer.failure ?? "").utf8) : answer.body
     // The store keeps its own copy of the verdicts (it does not depend on
@@ -37,5 +43,22 @@ struct StoreRobotsArchive: RobotsArchive {
       RobotsFile(
         origin: answer.origin, verdict: verdict, body: body, fetchedAt: answer.fetchedAt,
         expiresAt: answer.expiresAt))
+  }
+}
+
+/// The store as the fetcher's ``SharedHostBudget``: per-host politeness kept in
+/// a shared store (a PostgreSQL fleet). A store error reads as "busy": the
+/// fetcher asks again until its deadline, so a worker that lost its database
+/// stops sending requests rather than ignoring the fleet's budget.
+struct StoreHostBudget: SharedHostBudget {
+  let store: any Store
+  let owner: String
+
+  func take(host: String, concurrency: Int, delay: Duration, lease: Duration) async -> Int64? {
+    try? await store.takeHostTicket(host: host, owner: owner, concurrency: concurrency, delay: delay, lease: lease)
+  }
+
+  func give(host: String, ticket: Int64) async {
+    try? await store.returnHostTicket(ticket)
   }
 }

@@ -1,0 +1,130 @@
+#if Postgres
+import Foundation
+import ForageStore
+
+/// The fleet's per-host politeness and robots.txt election, on a connection
+/// of their own: a request start waits for one short transaction, never
+/// behind a commit of many pages on the store's connection.
+actor PostgresPoliteness {
+  private let url: PostgresURL
+  private var db: PostgresConnection?
+  private let reconnectTimeout: Duration
+
+  init(url: PostgresURL, reconnectTimeout: Duration) {
+    self.url = url
+    self.reconnectTimeout = reconnectTimeout
+  }
+
+  func close() {
+    db?.close()
+    db = nil
+  }
+
+  /// Runs `body` in a transaction on the connection, made on first use and
+  /// again after a loss, with backoff for up to `reconnectTimeout`.
+  private func run<T>(_ body: (PostgresConnection) throws -> T) async throws -> T {
+    let clock = ContinuousClock()
+    let giveUp = clock.now + reconnectTimeout
+    var delay = Duration.milliseconds(100)
+    while true {
+      do {
+        if db?.isOpen != true { db = try PostgresConnection(url: url, connectTimeout: 5) }
+        let db = self.db!
+        return try db.transaction { try body(db) }
+      } catch let error as StoreError where PostgresStore.isRetryable(error) {
+        if clock.now + delay > giveUp { throw error }
+        try await Task.sleep(for: delay)
+        delay = min(delay * 2, .seconds(5))
+      }
+    }
+  }
+
+  static func milliseconds(_ duration: Duration) -> Int64 {
+    Int64(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+  }
+
+  /// See ``PostgresStore/takeHostTicket(host:owner:concurrency:delay:lease:)``.
+  func takeHostTicket(host: String, owner: String, concurrency: Int, delay: Duration, lease: Duration) async throws
+    -> Int64?
+  {
+    let delayMS = Self.milliseconds(delay)
+    let leaseMS = Self.milliseconds(lease)
+    return try await run { db in
+      try db.query("INSERT INTO host_slots (host) VALUES ($1) ON CONFLICT (host) DO NOTHING", [.text(host)])
+      let slot = try db.query(
+        """
+        SELECT next_at, (extract(epoch FROM clock_timestamp()) * 1000)::bigint FROM host_slots
+        WHERE host = $1 FOR UPDATE
+        """, [.text(host)])
+      let nextAt = slot.int64(0, 0)
+      let now = slot.int64(0, 1)
+      guard nextAt <= now else { return nil }
+      try db.query("DELETE FROM host_tickets WHERE host = $1 AND lease_until < $2", [.text(host), .int(now)])
+      let inFlight = try db.query("SELECT count(*) FROM host_tickets WHERE host = $1", [.text(host)]).int(0, 0)
+      guard inFlight < concurrency else { return nil }
+      try db.query("UPDATE host_slots SET next_at = $2 WHERE host = $1", [.text(host), .int(now + delayMS)])
+      return try db.query(
+        "INSERT INTO host_tickets (host, owner, lease_until) VALUES ($1, $2, $3) RETURNING id",
+        [.text(host), .text(owner), .int(now + leaseMS)]
+      ).int64(0, 0)
+    }
+  }
+
+  /// See ``PostgresStore/returnHostTicket(_:)``.
+  func returnHostTicket(_ ticket: Int64) async throws {
+    try await run { db in
+      _ = try db.query("DELETE FROM host_tickets WHERE id = $1", [.int(ticket)])
+    }
+  }
+
+  /// See ``PostgresStore/claimRobotsFetch(origin:lease:)``.
+  func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool {
+    let leaseMS = Self.milliseconds(lease)
+    return try await run { db in
+      try db.query(
+        """
+        INSERT INTO robots_fetches AS f (origin, until)
+        VALUES ($1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $2)
+        ON CONFLICT (origin) DO UPDATE SET until = excluded.until
+        WHERE f.until < (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+        RETURNING origin
+        """, [.text(origin), .int(leaseMS)]
+      ).count == 1
+    }
+  }
+}
+
+extension PostgresStore {
+  // MARK: Fleet politeness
+
+  /// Takes one of `host`'s `concurrency` request slots for `owner`, when the
+  /// host's next start has come, and moves that start `delay` later; nil
+  /// when the host is busy. The host's row is locked meanwhile, so workers
+  /// take slots one at a time; tickets whose lease passed (a killed worker's)
+  /// are dropped first. Times are the server's clock, which every worker
+  /// shares. Runs on the store's second connection.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public nonisolated func takeHostTicket(
+    host: String, owner: String, concurrency: Int, delay: Duration, lease: Duration
+  ) async throws -> Int64? {
+    try await politeness.takeHostTicket(host: host, owner: owner, concurrency: concurrency, delay: delay, lease: lease)
+  }
+
+  /// Gives back a ticket of ``takeHostTicket(host:owner:concurrency:delay:lease:)``.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public nonisolated func returnHostTicket(_ ticket: Int64) async throws {
+    try await politeness.returnHostTicket(ticket)
+  }
+
+  /// True when this worker should download `origin`'s robots.txt now: it
+  /// took the origin's row, free or held past its lease (on the server's
+  /// clock). Another worker holding it means its answer is on the way.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public nonisolated func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool {
+    try await politeness.claimRobotsFetch(origin: origin, lease: lease)
+  }
+}
+#endif

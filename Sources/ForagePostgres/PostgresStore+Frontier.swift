@@ -1,0 +1,214 @@
+#if Postgres
+import Foundation
+import ForageStore
+
+extension PostgresStore {
+  // MARK: Crawls
+
+  /// Returns the unfinished crawl of `source`, or starts one seeded with
+  /// `seeds`. Workers opening the same source at once get the same crawl:
+  /// the source's row is locked while one of them looks and creates.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func openCrawl(source: String, seeds: [FrontierSeed], now: Date) async throws -> Crawl {
+    try await run { db in
+      try db.query(
+        "INSERT INTO sources (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+        [.text(source), .date(now)])
+      try db.query("SELECT 1 FROM sources WHERE name = $1 FOR UPDATE", [.text(source)])
+      let open = try db.query(
+        "SELECT id, started_at FROM crawls WHERE source = $1 AND completed_at IS NULL ORDER BY id DESC LIMIT 1",
+        [.text(source)])
+      if open.count > 0 {
+        return Crawl(id: open.int64(0, 0), source: source, startedAt: open.date(0, 1), isNew: false)
+      }
+      let nowMS = Self.milliseconds(now)
+      let id = try db.query(
+        "INSERT INTO crawls (source, started_at) VALUES ($1, $2) RETURNING id", [.text(source), .int(nowMS)]
+      ).int64(0, 0)
+      var added = 0
+      for seed in seeds {
+        added += try db.query(
+          """
+          INSERT INTO frontier (crawl, url, fingerprint, depth, lastmod) VALUES ($1, $2, $3, $4, $5)
+          ON CONFLICT (crawl, fingerprint) DO NOTHING
+          """,
+          [.int(id), .text(seed.url), .bits(seed.fingerprint), .int(seed.depth), .date(seed.lastModified)]
+        ).affected
+      }
+      try db.query("UPDATE crawls SET frontier_size = $1 WHERE id = $2", [.int(added), .int(id)])
+      return Crawl(id: id, source: source, startedAt: Self.date(nowMS), isNew: true)
+    }
+  }
+
+  // MARK: Claims and leases
+
+  /// Claims up to `limit` entries of `crawl` for `owner`: queued ones and
+  /// claimed ones whose lease ended before `now`, lowest depth first, then
+  /// by id. Rows another worker is claiming at this instant are skipped
+  /// (`FOR UPDATE SKIP LOCKED`), so workers neither share nor wait.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func claim(crawl: Int64, limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
+    -> [FrontierItem]
+  {
+    guard limit > 0 else { return [] }
+    let items = try await run { db in
+      let result = try db.query(
+        """
+        UPDATE frontier f SET state = 'claimed', owner = $2, lease_until = $3
+        FROM (
+          SELECT id FROM frontier
+          WHERE crawl = $1 AND (state = 'queued' OR (state = 'claimed' AND lease_until < $4))
+          ORDER BY depth, id LIMIT $5
+          FOR UPDATE SKIP LOCKED
+        ) picked
+        WHERE f.id = picked.id
+        RETURNING f.id, f.url, f.fingerprint, f.depth, f.attempts, f.lastmod
+        """,
+        [.int(crawl), .text(owner), .date(leaseUntil), .date(now), .int(limit)])
+      return result.rows {
+        FrontierItem(
+          id: result.int64($0, 0), crawl: crawl, url: result.string($0, 1), fingerprint: result.uint64($0, 2),
+          depth: result.int($0, 3), attempts: result.int($0, 4), lastModified: result.optionalDate($0, 5))
+      }
+    }
+    for item in items { owners[item.id] = owner }
+    return items.sorted { ($0.depth, $0.id) < ($1.depth, $1.id) }
+  }
+
+  /// Extends the leases of every entry `owner` holds to `leaseUntil`; returns
+  /// how many it holds. A live worker calls it well before its leases pass.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  @discardableResult
+  public func renewClaims(owner: String, leaseUntil: Date) async throws -> Int {
+    try await run(transaction: false) { db in
+      try db.query(
+        "UPDATE frontier SET lease_until = $2 WHERE state = 'claimed' AND owner = $1",
+        [.text(owner), .date(leaseUntil)]
+      ).affected
+    }
+  }
+
+  /// Returns the claimed entries of `owner` to the queue, attempts
+  /// unchanged. With no owner, only claims whose lease has passed: the
+  /// others belong to live workers of the fleet.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func releaseClaims(owner: String?) async throws {
+    let reset = "state = 'queued', owner = NULL, lease_until = NULL"
+    try await run(transaction: false) { db in
+      if let owner {
+        try db.query("UPDATE frontier SET \(reset) WHERE state = 'claimed' AND owner = $1", [.text(owner)])
+      } else {
+        try db.query(
+          "UPDATE frontier SET \(reset) WHERE state = 'claimed' AND lease_until < $1", [.date(Date())])
+      }
+    }
+    if let owner { owners = owners.filter { $0.value != owner } }
+  }
+
+  // MARK: Completion and counts
+
+  /// Marks `crawl` complete when none of its entries is queued or claimed,
+  /// and removes the records of its source that it did not see again (see
+  /// `Store.completeCrawl`). The crawl's row is locked meanwhile, so two
+  /// workers finishing at once complete it once.
+  ///
+  /// - Throws: `StoreError` of kind `.notFound` for an unknown crawl.
+  public func completeCrawl(_ crawl: Int64, maxPages: Int?, router: (any ChangeRouter)?, now: Date) async throws
+    -> CrawlCompletion?
+  {
+    try await run { db in
+      let row = try db.query(
+        "SELECT source, completed_at, frontier_size FROM crawls WHERE id = $1 FOR UPDATE", [.int(crawl)])
+      guard row.count > 0 else { throw StoreError.notFound("crawl with id \(crawl)") }
+      let pending = try db.query(
+        "SELECT EXISTS (SELECT 1 FROM frontier WHERE crawl = $1 AND (state = 'queued' OR state = 'claimed'))",
+        [.int(crawl)])
+      if pending.bool(0, 0) { return nil }
+      let source = row.string(0, 0)
+      if row.optionalInt64(0, 1) != nil { return CrawlCompletion() }
+      let firstCrawl = try !Self.sourceHasCompletedCrawl(db, source)
+      try db.query("UPDATE crawls SET completed_at = $1 WHERE id = $2", [.date(now), .int(crawl)])
+      let capped = maxPages.map { row.int(0, 2) >= $0 } ?? false
+      return try Self.removeUnseenRecords(
+        db, source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl, now: now)
+    }
+  }
+
+  /// How many entries of `crawl` are in each state.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func frontierCounts(crawl: Int64) async throws -> FrontierCounts {
+    try await run(transaction: false) { db in
+      let result = try db.query("SELECT state, count(*) FROM frontier WHERE crawl = $1 GROUP BY state", [.int(crawl)])
+      var counts = FrontierCounts()
+      for row in 0..<result.count {
+        let count = result.int(row, 1)
+        switch result.string(row, 0) {
+        case "queued": counts.queued = count
+        case "claimed": counts.claimed = count
+        case "done": counts.done = count
+        case "failed": counts.failed = count
+        default: break
+        }
+      }
+      return counts
+    }
+  }
+
+  static func sourceHasCompletedCrawl(_ db: PostgresConnection, _ source: String) throws -> Bool {
+    try db.query(
+      "SELECT EXISTS (SELECT 1 FROM crawls WHERE source = $1 AND completed_at IS NOT NULL)", [.text(source)]
+    ).bool(0, 0)
+  }
+
+  /// Records a completed crawl of `source` did not see again: each gets its
+  /// `removed_at` and a `removed` change (see `SQLiteStore` for the rules).
+  static func removeUnseenRecords(
+    _ db: PostgresConnection, source: String, crawl: Int64, capped: Bool, router: (any ChangeRouter)?,
+    firstCrawl: Bool, now: Date
+  ) throws -> CrawlCompletion {
+    let nowMS = milliseconds(now)
+    let fetchedOnly = capped
+      ? " AND r.page IN (SELECT fingerprint FROM frontier WHERE crawl = $2 AND state = 'done')" : ""
+    let gone = try db.query(
+      """
+      SELECT r.id, r.key, r.url, r.fields FROM records r
+      WHERE r.source = $1 AND r.removed_at IS NULL AND r.seen_crawl IS NOT NULL AND r.seen_crawl < $2
+        AND NOT EXISTS (SELECT 1 FROM pages p WHERE p.fingerprint = r.page AND p.kept_crawl = $2)\(fetchedOnly)
+      ORDER BY r.id
+      FOR UPDATE OF r
+      """, [.text(source), .int(crawl)])
+    var completion = CrawlCompletion()
+    for row in 0..<gone.count {
+      try db.query("UPDATE records SET removed_at = $1 WHERE id = $2", [.int(nowMS), .int(gone.int64(row, 0))])
+      let change = try writeChange(
+        db, source: source, key: gone.string(row, 1), kind: .removed, url: gone.string(row, 2),
+        before: gone.string(row, 3), after: nil, at: nowMS, run: nil)
+      completion.removed.append(change)
+      if let router {
+        completion.notifications += try enqueue(
+          db, change, channels: router.channels(for: change, firstCrawl: firstCrawl), now: nowMS)
+      }
+    }
+    return completion
+  }
+}
+#endif
+
+#if Postgres
+extension PostgresStore {
+  /// The number of frontier rows of `crawl`, from the crawl's counter.
+  func frontierSize(crawl: Int64) async throws -> Int {
+    try await run(transaction: false) { db in
+      let row = try db.query("SELECT frontier_size FROM crawls WHERE id = $1", [.int(crawl)])
+      guard row.count > 0 else { throw StoreError.notFound("crawl with id \(crawl)") }
+      return row.int(0, 0)
+    }
+  }
+}
+#endif
+

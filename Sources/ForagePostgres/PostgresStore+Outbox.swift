@@ -1,0 +1,317 @@
+#if Postgres
+import Foundation
+import ForageStore
+
+extension PostgresStore {
+  // MARK: The outbox
+
+  /// Writes one pending notification of `change` per channel; returns how many.
+  static func enqueue(_ db: PostgresConnection, _ change: RecordChange, channels: [String], now: Int64) throws -> Int {
+    for channel in channels {
+      try db.query(
+        "INSERT INTO outbox (change, channel, message_id, next_at, created_at) VALUES ($1, $2, $3, $4, $4)",
+        [.int(change.id), .text(channel), .text(SQLiteStore.newMessageID()), .int(now)])
+    }
+    return channels.count
+  }
+
+  static let notificationColumns =
+    "o.id, o.message_id, o.channel, o.state, o.attempts, o.created_at, o.next_at, o.last_error, "
+    + "c.id, c.source, c.key, c.kind, c.url, c.before, c.after, c.at, c.run"
+
+  static func notification(_ r: PostgresResult, _ row: Int) -> OutboxNotification {
+    OutboxNotification(
+      id: r.int64(row, 0), messageID: r.string(row, 1), channel: r.string(row, 2),
+      state: NotificationState(rawValue: r.string(row, 3)) ?? .pending, attempts: r.int(row, 4),
+      createdAt: r.date(row, 5), nextAttemptAt: r.date(row, 6), lastError: r.optionalString(row, 7),
+      change: change(r, row, offset: 8))
+  }
+
+  /// Claims up to `limit` due notifications for `owner`, oldest first; rows
+  /// another worker is claiming are skipped, so each is delivered by one.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func claimNotifications(limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
+    -> [OutboxNotification]
+  {
+    try await run { db in
+      let result = try db.query(
+        """
+        WITH picked AS (
+          SELECT id FROM outbox
+          WHERE state = 'pending' AND next_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+          ORDER BY next_at, id LIMIT $2
+          FOR UPDATE SKIP LOCKED
+        ), claimed AS (
+          UPDATE outbox SET owner = $3, lease_until = $4 FROM picked WHERE outbox.id = picked.id RETURNING outbox.*
+        )
+        SELECT \(Self.notificationColumns) FROM claimed o JOIN changes c ON c.id = o.change
+        ORDER BY o.next_at, o.id
+        """, [.date(now), .int(max(0, limit)), .text(owner), .date(leaseUntil)])
+      return result.rows { Self.notification(result, $0) }
+    }
+  }
+
+  /// Records how an attempt ended and releases the claim.
+  ///
+  /// - Throws: `StoreError` of kind `.notFound` for an unknown notification.
+  public func settleNotification(_ id: Int64, _ settlement: NotificationSettlement, now: Date) async throws {
+    try await run { db in
+      let changed: Int
+      switch settlement {
+      case .delivered:
+        changed = try db.query(
+          """
+          UPDATE outbox SET state = 'delivered', attempts = attempts + 1, done_at = $1, owner = NULL,
+            lease_until = NULL, last_error = NULL
+          WHERE id = $2
+          """, [.date(now), .int(id)]
+        ).affected
+      case .retry(let at, let error):
+        changed = try db.query(
+          """
+          UPDATE outbox SET attempts = attempts + 1, next_at = $1, last_error = $3, owner = NULL, lease_until = NULL
+          WHERE id = $2 AND state = 'pending'
+          """, [.date(at), .int(id), .text(error)]
+        ).affected
+      case .dead(let error):
+        changed = try db.query(
+          """
+          UPDATE outbox SET state = 'dead', done_at = $1, last_error = $3, owner = NULL, lease_until = NULL
+          WHERE id = $2 AND state = 'pending'
+          """, [.date(now), .int(id), .text(error)]
+        ).affected
+      }
+      if changed == 0, try db.query("SELECT 1 FROM outbox WHERE id = $1", [.int(id)]).count == 0 {
+        throw StoreError.notFound("notification with id \(id)")
+      }
+    }
+  }
+
+  /// Releases claimed notifications of `owner`; with no owner, only claims
+  /// whose lease has passed (the others belong to live workers).
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func releaseNotificationClaims(owner: String?) async throws {
+    try await run(transaction: false) { db in
+      if let owner {
+        try db.query(
+          "UPDATE outbox SET owner = NULL, lease_until = NULL WHERE owner = $1 AND state = 'pending'", [.text(owner)])
+      } else {
+        try db.query(
+          """
+          UPDATE outbox SET owner = NULL, lease_until = NULL
+          WHERE owner IS NOT NULL AND state = 'pending' AND lease_until < $1
+          """, [.date(Date())])
+      }
+    }
+  }
+
+  /// Notifications in `state` (all when nil), newest first.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func notifications(state: NotificationState?, limit: Int) async throws -> [OutboxNotification] {
+    try await run(transaction: false) { db in
+      let result = try db.query(
+        """
+        SELECT \(Self.notificationColumns) FROM outbox o JOIN changes c ON c.id = o.change
+        WHERE $1::text IS NULL OR o.state = $1 ORDER BY o.id DESC LIMIT $2
+        """, [.string(state?.rawValue), .int(max(0, limit))])
+      return result.rows { Self.notification(result, $0) }
+    }
+  }
+
+  /// How many notifications are in each state at `now`.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func notificationCounts(now: Date) async throws -> NotificationCounts {
+    try await run(transaction: false) { db in
+      let r = try db.query(
+        """
+        SELECT
+          count(*) FILTER (WHERE state = 'pending'),
+          count(*) FILTER (WHERE state = 'delivered'),
+          count(*) FILTER (WHERE state = 'dead'),
+          count(*) FILTER (WHERE state = 'pending' AND next_at <= $1),
+          min(next_at) FILTER (WHERE state = 'pending'),
+          count(*) FILTER (WHERE state = 'pending' AND attempts > 0)
+        FROM outbox
+        """, [.date(now)])
+      var counts = NotificationCounts()
+      counts.pending = r.int(0, 0)
+      counts.delivered = r.int(0, 1)
+      counts.dead = r.int(0, 2)
+      counts.due = r.int(0, 3)
+      counts.nextAttemptAt = r.optionalDate(0, 4)
+      counts.retrying = r.int(0, 5)
+      return counts
+    }
+  }
+
+  /// The channels a receiver turned off, by name.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func disabledChannels() async throws -> [DisabledChannel] {
+    try await run(transaction: false) { db in
+      let r = try db.query("SELECT name, target, reason, at FROM disabled_channels ORDER BY name")
+      return r.rows {
+        DisabledChannel(name: r.string($0, 0), target: r.string($0, 1), reason: r.string($0, 2), at: r.date($0, 3))
+      }
+    }
+  }
+
+  /// Turns a channel off, or on again when `channel` is nil.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func setDisabledChannel(_ channel: DisabledChannel?, name: String) async throws {
+    try await run(transaction: false) { db in
+      if let channel {
+        try db.query(
+          """
+          INSERT INTO disabled_channels (name, target, reason, at) VALUES ($1, $2, $3, $4)
+          ON CONFLICT (name) DO UPDATE SET target = excluded.target, reason = excluded.reason, at = excluded.at
+          """, [.text(name), .text(channel.target), .text(channel.reason), .date(channel.at)])
+      } else {
+        try db.query("DELETE FROM disabled_channels WHERE name = $1", [.text(name)])
+      }
+    }
+  }
+
+  // MARK: Task runs
+
+  /// Records the start of a run of `task` over `sources`; returns its id.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func beginRun(task: String, sources: [String], startedAt: Date) async throws -> Int64 {
+    let json = String(decoding: try JSONEncoder().encode(sources), as: UTF8.self)
+    return try await run(transaction: false) { db in
+      try db.query(
+        "INSERT INTO runs (task, sources, started_at) VALUES ($1, $2, $3) RETURNING id",
+        [.text(task), .text(json), .date(startedAt)]
+      ).int64(0, 0)
+    }
+  }
+
+  /// Records the end of run `id` with its totals.
+  ///
+  /// - Throws: `StoreError` of kind `.notFound` for an unknown run.
+  public func finishRun(_ id: Int64, summary: RunSummary) async throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    encoder.dateEncodingStrategy = .millisecondsSince1970
+    let json = String(decoding: try encoder.encode(summary), as: UTF8.self)
+    let changed = try await run(transaction: false) { db in
+      try db.query(
+        "UPDATE runs SET finished_at = $1, summary = $2 WHERE id = $3",
+        [.date(summary.finishedAt ?? Date()), .text(json), .int(id)]
+      ).affected
+    }
+    if changed == 0 { throw StoreError.notFound("run with id \(id)") }
+  }
+
+  /// The `limit` most recent runs, newest first.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func runs(limit: Int) async throws -> [TaskRun] {
+    try await run(transaction: false) { db in
+      let r = try db.query(
+        "SELECT id, task, sources, started_at, finished_at, summary FROM runs ORDER BY id DESC LIMIT $1",
+        [.int(max(0, limit))])
+      let decoder = JSONDecoder()
+      decoder.dateDecodingStrategy = .millisecondsSince1970
+      return r.rows { row in
+        let sources = (try? JSONDecoder().decode([String].self, from: Data(r.string(row, 2).utf8))) ?? []
+        var summary: RunSummary?
+        if let json = r.optionalString(row, 5), let finished = r.optionalDate(row, 4) {
+          summary = try? decoder.decode(RunSummary.self, from: Data(json.utf8))
+          summary?.finishedAt = finished
+        }
+        return TaskRun(
+          id: r.int64(row, 0), task: r.string(row, 1), sources: sources, startedAt: r.date(row, 3), summary: summary)
+      }
+    }
+  }
+
+  // MARK: robots.txt
+
+  /// The robots.txt answer kept for `origin`, expired or not; the whole
+  /// fleet reads the answer one worker fetched.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func robotsFile(origin: String) async throws -> RobotsFile? {
+    try await run(transaction: false) { db in
+      let r = try db.query(
+        "SELECT verdict, body, fetched_at, expires_at FROM robots WHERE origin = $1", [.text(origin)])
+      guard r.count > 0, let verdict = RobotsFile.Verdict(rawValue: r.string(0, 0)) else { return nil }
+      return RobotsFile(
+        origin: origin, verdict: verdict, body: r.bytes(0, 1), fetchedAt: r.date(0, 2), expiresAt: r.date(0, 3))
+    }
+  }
+
+  /// Keeps `file` in place of its origin's earlier answer.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func keepRobotsFile(_ file: RobotsFile) async throws {
+    try await run(transaction: false) { db in
+      try db.query(
+        """
+        INSERT INTO robots (origin, verdict, body, fetched_at, expires_at) VALUES ($1, $2, $3, $4, $5)
+        ON CONFLICT (origin) DO UPDATE SET
+          verdict = excluded.verdict, body = excluded.body,
+          fetched_at = excluded.fetched_at, expires_at = excluded.expires_at
+        """,
+        [.text(file.origin), .text(file.verdict.rawValue), .bytes(file.body), .date(file.fetchedAt), .date(file.expiresAt)])
+    }
+  }
+
+  // MARK: Pending task requests
+
+  /// The kept pending task requests, ordered by identifier.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func pendingTaskRequests() async throws -> [PendingTaskRequest] {
+    try await run(transaction: false) { db in
+      let r = try db.query(
+        """
+        SELECT identifier, kind, earliest_begin_at, requires_network, requires_external_power, title, subtitle, strategy
+        FROM pending_requests ORDER BY identifier COLLATE "C"
+        """)
+      return r.rows { row in
+        var continued: PendingTaskRequest.Continued?
+        if let title = r.optionalString(row, 5), let subtitle = r.optionalString(row, 6),
+          let strategy = r.optionalString(row, 7)
+        {
+          continued = PendingTaskRequest.Continued(title: title, subtitle: subtitle, strategy: strategy)
+        }
+        return PendingTaskRequest(
+          identifier: r.string(row, 0), kind: r.string(row, 1), earliestBeginDate: r.optionalDate(row, 2),
+          requiresNetworkConnectivity: r.int(row, 3) != 0, requiresExternalPower: r.int(row, 4) != 0,
+          continued: continued)
+      }
+    }
+  }
+
+  /// Replaces the kept pending task requests with `requests`, in one
+  /// transaction (nothing changes when one cannot be written).
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func replacePendingTaskRequests(_ requests: [PendingTaskRequest]) async throws {
+    try await run { db in
+      try db.query("DELETE FROM pending_requests")
+      for r in requests {
+        try db.query(
+          """
+          INSERT INTO pending_requests (identifier, kind, earliest_begin_at, requires_network,
+            requires_external_power, title, subtitle, strategy)
+          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+          """,
+          [
+            .text(r.identifier), .text(r.kind), .date(r.earliestBeginDate), .int(r.requiresNetworkConnectivity ? 1 : 0),
+            .int(r.requiresExternalPower ? 1 : 0), .string(r.continued?.title), .string(r.continued?.subtitle),
+            .string(r.continued?.strategy),
+          ])
+      }
+    }
+  }
+}
+#endif

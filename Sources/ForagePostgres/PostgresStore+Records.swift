@@ -1,0 +1,400 @@
+#if Postgres
+import Foundation
+import ForageStore
+
+extension PostgresStore {
+  // MARK: Commit
+
+  /// Commits fetched pages in one transaction: for each page its frontier
+  /// entry's new state, page row, records (with a change, and outbox rows,
+  /// for each new, changed or restored one) and discovered links, up to the
+  /// crawl's `maxPages`. On any failure nothing of the batch is written.
+  ///
+  /// A page whose claim this worker no longer holds (its lease passed and
+  /// another worker took it, or it was already committed) is left out
+  /// whole: the worker holding it commits it, so nothing is written twice.
+  ///
+  /// - Throws: `StoreError` when a statement fails, or of kind `.notFound`
+  ///   when a page's frontier entry or crawl does not exist.
+  public func commit(_ pages: [PageCommit]) async throws -> CommitResult {
+    guard !pages.isEmpty else { return CommitResult() }
+    let owners = self.owners
+    let result = try await run { db in
+      var result = CommitResult()
+      var firstCrawl: [String: Bool] = [:]
+      // Crawls whose frontier grows are locked first, in id order (every
+      // worker takes them in the same order, so commits never deadlock on
+      // them), and their sizes written back once.
+      let growing = Set(pages.filter { !$0.discovered.isEmpty }.map(\.item.crawl)).sorted()
+      var sizes: [Int64: (size: Int, original: Int)] = [:]
+      for crawl in growing {
+        let row = try db.query("SELECT frontier_size FROM crawls WHERE id = $1 FOR UPDATE", [.int(crawl)])
+        guard row.count > 0 else { throw StoreError.notFound("crawl with id \(crawl)") }
+        sizes[crawl] = (row.int(0, 0), row.int(0, 0))
+      }
+      for page in pages {
+        guard try Self.updateFrontierState(db, page.item, page.outcome, owner: owners[page.item.id]) else { continue }
+        if let record = page.page { try Self.upsertPage(db, record) }
+        for record in page.records {
+          try Self.upsertRecord(db, record, of: page, firstCrawl: &firstCrawl, into: &result)
+        }
+        if page.keepsRecords {
+          try db.query(
+            "UPDATE pages SET kept_crawl = $1 WHERE fingerprint = $2",
+            [.int(page.item.crawl), .bits(page.item.fingerprint)])
+        }
+        if !page.discovered.isEmpty, var entry = sizes[page.item.crawl] {
+          result.linksAdded += try Self.insertLinks(
+            db, page.discovered, crawl: page.item.crawl, size: &entry.size, cap: page.maxPages ?? .max)
+          sizes[page.item.crawl] = entry
+        }
+      }
+      for (crawl, entry) in sizes where entry.size != entry.original {
+        try db.query("UPDATE crawls SET frontier_size = $1 WHERE id = $2", [.int(entry.size), .int(crawl)])
+      }
+      return result
+    }
+    for page in pages { self.owners[page.item.id] = nil }
+    return result
+  }
+
+  /// Adds the links whose fingerprints `crawl` lacks while its frontier has
+  /// fewer than `cap` entries, in the page's order; a link to an entry still
+  /// queued at a greater depth lowers that depth (see `SQLiteStore`). Returns
+  /// how many were added. Two round trips for a page's links, whatever their
+  /// number: one lookup of them all, one insert of the new ones.
+  private static func insertLinks(
+    _ db: PostgresConnection, _ links: [FrontierSeed], crawl: Int64, size: inout Int, cap: Int
+  ) throws -> Int {
+    var order: [UInt64] = []
+    var shortest: [UInt64: FrontierSeed] = [:]
+    for link in links {
+      if let known = shortest[link.fingerprint] {
+        if link.depth < known.depth { shortest[link.fingerprint] = link }
+      } else {
+        order.append(link.fingerprint)
+        shortest[link.fingerprint] = link
+      }
+    }
+    let existing = try db.query(
+      "SELECT fingerprint, depth FROM frontier WHERE crawl = $1 AND fingerprint = ANY($2::bigint[])",
+      [.int(crawl), .text(arrayLiteral(order.map { String(Int64(bitPattern: $0)) }))])
+    var depths: [UInt64: Int] = [:]
+    for row in 0..<existing.count { depths[existing.uint64(row, 0)] = existing.int(row, 1) }
+    var fresh: [FrontierSeed] = []
+    for fingerprint in order {
+      let link = shortest[fingerprint]!
+      if let depth = depths[fingerprint] {
+        if link.depth < depth {
+          try db.query(
+            "UPDATE frontier SET depth = $3 WHERE crawl = $1 AND fingerprint = $2 AND state = 'queued' AND depth > $3",
+            [.int(crawl), .bits(fingerprint), .int(link.depth)])
+        }
+      } else if size + fresh.count < cap {
+        fresh.append(link)
+      }
+    }
+    guard !fresh.isEmpty else { return 0 }
+    let added = try db.query(
+      """
+      INSERT INTO frontier (crawl, url, fingerprint, depth, lastmod)
+      SELECT $1, u.url, u.fingerprint, u.depth, u.lastmod
+      FROM unnest($2::text[], $3::bigint[], $4::integer[], $5::bigint[]) WITH ORDINALITY
+        AS u (url, fingerprint, depth, lastmod, n)
+      ORDER BY u.n
+      ON CONFLICT (crawl, fingerprint) DO NOTHING
+      """,
+      [
+        .int(crawl), .text(arrayLiteral(fresh.map { quoted($0.url) })),
+        .text(arrayLiteral(fresh.map { String(Int64(bitPattern: $0.fingerprint)) })),
+        .text(arrayLiteral(fresh.map { String($0.depth) })),
+        .text(arrayLiteral(fresh.map { $0.lastModified.map { String(milliseconds($0)) } ?? "NULL" })),
+      ]
+    ).affected
+    size += added
+    return added
+  }
+
+  /// A PostgreSQL array literal of already formatted elements: `{a,b}`.
+  static func arrayLiteral(_ elements: [String]) -> String {
+    "{" + elements.joined(separator: ",") + "}"
+  }
+
+  /// A text element of an array literal, quoted and escaped.
+  static func quoted(_ text: String) -> String {
+    "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+  }
+
+  /// Writes a claimed entry's new state. Returns false when `owner` (the
+  /// worker that claimed it through this store) no longer holds the claim;
+  /// with no owner known, the entry is updated whatever its claim.
+  private static func updateFrontierState(
+    _ db: PostgresConnection, _ item: FrontierItem, _ outcome: FrontierOutcome, owner: String?
+  ) throws -> Bool {
+    let held = owner == nil ? "" : " AND state = 'claimed' AND owner = $2"
+    var params: [PostgresValue] = [.int(item.id)]
+    if let owner { params.append(.text(owner)) }
+    let next = params.count + 1
+    let sql: String
+    switch outcome {
+    case .done:
+      sql = "UPDATE frontier SET state = 'done', owner = NULL, lease_until = NULL WHERE id = $1\(held)"
+    case .failed(let permanent, let maxAttempts):
+      sql = """
+        UPDATE frontier SET
+          state = CASE WHEN $\(next)::boolean OR attempts + 1 >= $\(next + 1)::integer THEN 'failed' ELSE 'queued' END,
+          attempts = attempts + 1, owner = NULL, lease_until = NULL
+        WHERE id = $1\(held)
+        """
+      params += [.bool(permanent), .int(maxAttempts)]
+    case .deferred:
+      sql = "UPDATE frontier SET state = 'queued', owner = NULL, lease_until = NULL WHERE id = $1\(held)"
+    }
+    if try db.query(sql, params).affected > 0 { return true }
+    let exists = try db.query("SELECT 1 FROM frontier WHERE id = $1", [.int(item.id)])
+    if exists.count == 0 { throw StoreError.notFound("frontier entry with id \(item.id)") }
+    return false
+  }
+
+  private static func upsertPage(_ db: PostgresConnection, _ page: PageRecord) throws {
+    try db.query(
+      """
+      INSERT INTO pages (fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links, encoding)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+      ON CONFLICT (fingerprint) DO UPDATE SET
+        url = excluded.url, status = excluded.status, etag = excluded.etag,
+        last_modified = excluded.last_modified, content_hash = excluded.content_hash,
+        fetched_at = excluded.fetched_at, links = excluded.links, encoding = excluded.encoding
+      """,
+      [
+        .bits(page.fingerprint), .text(page.url), .int(page.status), .string(page.etag), .string(page.lastModified),
+        .bits(page.contentHash), .date(page.fetchedAt), .text(LinkList.encode(page.links, pageURL: page.url)),
+        .string(page.encoding),
+      ])
+  }
+
+  /// Inserts or updates one record, writing a change when it is new,
+  /// changed or back after a removal. Two workers storing the same record
+  /// at once are ordered by its row lock: the second sees the first's fields.
+  private static func upsertRecord(
+    _ db: PostgresConnection, _ record: RecordInput, of page: PageCommit, firstCrawl: inout [String: Bool],
+    into result: inout CommitResult
+  ) throws {
+    let nowMS = milliseconds(page.now)
+    let crawl = page.item.crawl
+    let inserted = try db.query(
+      """
+      INSERT INTO records (source, key, url, fields, content_hash, first_seen, last_seen, page, seen_crawl)
+      VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8)
+      ON CONFLICT (source, key) DO NOTHING RETURNING id
+      """,
+      [
+        .text(record.source), .text(record.key), .text(record.url), .text(record.fieldsJSON),
+        .bits(record.contentHash), .int(nowMS), .bits(page.item.fingerprint), .int(crawl),
+      ])
+    let before: String?
+    let kind: ChangeKind
+    if inserted.count > 0 {
+      result.newRecords += 1
+      kind = .new
+      before = nil
+    } else {
+      let row = try db.query(
+        "SELECT id, content_hash, fields, removed_at FROM records WHERE source = $1 AND key = $2 FOR UPDATE",
+        [.text(record.source), .text(record.key)])
+      let id = row.int64(0, 0)
+      let removed = row.optionalInt64(0, 3) != nil
+      if row.uint64(0, 1) == record.contentHash && !removed {
+        try db.query(
+          "UPDATE records SET url = $1, last_seen = $2, page = $3, seen_crawl = $4 WHERE id = $5",
+          [.text(record.url), .int(nowMS), .bits(page.item.fingerprint), .int(crawl), .int(id)])
+        result.unchangedRecords += 1
+        return
+      }
+      try db.query(
+        """
+        UPDATE records SET url = $1, fields = $2, content_hash = $3, last_seen = $4, page = $5, seen_crawl = $6,
+          removed_at = NULL
+        WHERE id = $7
+        """,
+        [
+          .text(record.url), .text(record.fieldsJSON), .bits(record.contentHash), .int(nowMS),
+          .bits(page.item.fingerprint), .int(crawl), .int(id),
+        ])
+      if removed {
+        kind = .restored
+        result.restoredRecords += 1
+      } else {
+        kind = .changed
+        result.changedRecords += 1
+      }
+      before = row.string(0, 2)
+    }
+    let change = try writeChange(
+      db, source: record.source, key: record.key, kind: kind, url: record.url, before: before,
+      after: record.fieldsJSON, at: nowMS, run: page.run)
+    result.changes.append(change)
+    if let router = page.router {
+      let first: Bool
+      if let known = firstCrawl[record.source] {
+        first = known
+      } else {
+        first = try !sourceHasCompletedCrawl(db, record.source)
+        firstCrawl[record.source] = first
+      }
+      result.notifications += try enqueue(
+        db, change, channels: router.channels(for: change, firstCrawl: first), now: nowMS)
+    }
+  }
+
+  /// Inserts a change row and returns it.
+  static func writeChange(
+    _ db: PostgresConnection, source: String, key: String, kind: ChangeKind, url: String, before: String?,
+    after: String?, at: Int64, run: Int64?
+  ) throws -> RecordChange {
+    let id = try db.query(
+      """
+      INSERT INTO changes (source, key, kind, url, before, after, at, run) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+      RETURNING id
+      """,
+      [.text(source), .text(key), .text(kind.rawValue), .text(url), .string(before), .string(after), .int(at), .int(run)]
+    ).int64(0, 0)
+    return RecordChange(
+      id: id, source: source, key: key, kind: kind, url: url, beforeJSON: before, afterJSON: after,
+      at: date(at), run: run)
+  }
+
+  // MARK: Reading pages, records and changes
+
+  static let pageColumns = "fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links, encoding"
+
+  static func page(_ r: PostgresResult, _ row: Int) -> PageRecord {
+    let url = r.string(row, 1)
+    return PageRecord(
+      url: url, fingerprint: r.uint64(row, 0), status: r.int(row, 2), etag: r.optionalString(row, 3),
+      lastModified: r.optionalString(row, 4), contentHash: r.optionalUInt64(row, 5), fetchedAt: r.date(row, 6),
+      links: LinkList.decode(r.string(row, 7), pageURL: url), encoding: r.optionalString(row, 8))
+  }
+
+  /// The last stored fetch of the page with this fingerprint, or nil.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func page(fingerprint: UInt64) async throws -> PageRecord? {
+    try await pages(fingerprints: [fingerprint])[fingerprint]
+  }
+
+  /// The stored pages among `fingerprints`, keyed by fingerprint (one query).
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func pages(fingerprints: [UInt64]) async throws -> [UInt64: PageRecord] {
+    guard !fingerprints.isEmpty else { return [:] }
+    let list = "{" + fingerprints.map { String(Int64(bitPattern: $0)) }.joined(separator: ",") + "}"
+    return try await run(transaction: false) { db in
+      let result = try db.query("SELECT \(Self.pageColumns) FROM pages WHERE fingerprint = ANY($1::bigint[])", [.text(list)])
+      var found: [UInt64: PageRecord] = [:]
+      for row in 0..<result.count {
+        let page = Self.page(result, row)
+        found[page.fingerprint] = page
+      }
+      return found
+    }
+  }
+
+  /// Up to `limit` records with an id above `afterID`, in insertion order,
+  /// of `source` or of every source when nil.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func records(source: String?, afterID: Int64, limit: Int) async throws -> [StoredRecord] {
+    try await run(transaction: false) { db in
+      let result = try db.query(
+        """
+        SELECT id, source, key, url, fields, content_hash, first_seen, last_seen, removed_at FROM records
+        WHERE ($1::text IS NULL OR source = $1) AND id > $2 ORDER BY id LIMIT $3
+        """, [.string(source), .int(afterID), .int(max(0, limit))])
+      return result.rows {
+        StoredRecord(
+          id: result.int64($0, 0), source: result.string($0, 1), key: result.string($0, 2), url: result.string($0, 3),
+          fieldsJSON: result.string($0, 4), contentHash: result.uint64($0, 5), firstSeen: result.date($0, 6),
+          lastSeen: result.date($0, 7), removedAt: result.optionalDate($0, 8))
+      }
+    }
+  }
+
+  static let changeColumns = "id, source, key, kind, url, before, after, at, run"
+
+  static func change(_ r: PostgresResult, _ row: Int, offset: Int = 0) -> RecordChange {
+    RecordChange(
+      id: r.int64(row, offset), source: r.string(row, offset + 1), key: r.string(row, offset + 2),
+      kind: ChangeKind(rawValue: r.string(row, offset + 3)) ?? .changed, url: r.string(row, offset + 4),
+      beforeJSON: r.optionalString(row, offset + 5), afterJSON: r.optionalString(row, offset + 6),
+      at: r.date(row, offset + 7), run: r.optionalInt64(row, offset + 8))
+  }
+
+  /// Up to `limit` changes with an id above `afterID`, oldest first, of
+  /// `source` or of every source when nil.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func changes(source: String?, afterID: Int64, limit: Int) async throws -> [RecordChange] {
+    try await run(transaction: false) { db in
+      let result = try db.query(
+        """
+        SELECT \(Self.changeColumns) FROM changes
+        WHERE ($1::text IS NULL OR source = $1) AND id > $2 ORDER BY id LIMIT $3
+        """, [.string(source), .int(afterID), .int(max(0, limit))])
+      return result.rows { Self.change(result, $0) }
+    }
+  }
+
+  /// Changes matching `query`, newest first.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func changes(matching query: ChangeQuery) async throws -> [RecordChange] {
+    let kinds = ChangeKind.allCases.filter(query.kinds.contains).map(\.rawValue)
+    let kindList = "{" + kinds.joined(separator: ",") + "}"
+    return try await run(transaction: false) { db in
+      let result = try db.query(
+        """
+        SELECT \(Self.changeColumns) FROM changes
+        WHERE ($1::text IS NULL OR source = $1) AND ($2::text[] = '{}' OR kind = ANY($2::text[]))
+          AND ($3::bigint IS NULL OR at >= $3) AND ($4::bigint IS NULL OR id < $4)
+        ORDER BY id DESC LIMIT $5
+        """,
+        [.string(query.source), .text(kindList), .date(query.since), .int(query.beforeID), .int(max(0, query.limit))])
+      return result.rows { Self.change(result, $0) }
+    }
+  }
+
+  /// Drops changes past each named source's retention, except those with a
+  /// pending notification (see `Store.pruneHistory`).
+  ///
+  /// - Throws: `StoreError` when a statement fails (nothing is dropped then).
+  public func pruneHistory(_ retention: [String: HistoryRetention], now: Date) async throws -> Int {
+    try await run { db in
+      var dropped = 0
+      let keepPending = "AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.change = changes.id AND o.state = 'pending')"
+      for (source, rule) in retention.sorted(by: { $0.key < $1.key }) {
+        if let maxAge = rule.maxAge {
+          let cutoff = Self.milliseconds(now) - maxAge.components.seconds * 1000
+            - maxAge.components.attoseconds / 1_000_000_000_000_000
+          dropped += try db.query(
+            "DELETE FROM changes WHERE source = $1 AND at < $2 \(keepPending)", [.text(source), .int(cutoff)]
+          ).affected
+        }
+        if let keep = rule.keep {
+          dropped += try db.query(
+            """
+            DELETE FROM changes WHERE id IN (
+              SELECT id FROM (
+                SELECT id, row_number() OVER (PARTITION BY key ORDER BY id DESC) AS newer
+                FROM changes WHERE source = $1) ranked
+              WHERE newer > $2)
+            \(keepPending)
+            """, [.text(source), .int(keep)]
+          ).affected
+        }
+      }
+      return dropped
+    }
+  }
+}
+#endif

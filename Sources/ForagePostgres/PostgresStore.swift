@@ -1,0 +1,163 @@
+#if Postgres
+import Foundation
+import ForageStore
+
+/// The `Store` protocol on PostgreSQL, for fleets: several Forage processes
+/// on one database share one frontier, one record set and one outbox.
+///
+///     let store = try PostgresStore(url: "postgres://forage@db.example:5432/forage")
+///     let crawl = try await store.openCrawl(source: "news", seeds: seeds, now: .now)
+///
+/// Opening applies pending migrations (the same tables and names as SQLite's,
+/// see `PostgresMigrations`). Every method is one transaction, as with SQLite;
+/// what differs is that other workers run beside this one:
+///
+/// - `claim` takes queued entries (and entries whose lease passed) with
+///   `FOR UPDATE SKIP LOCKED`, so two workers never take the same URL and
+///   never wait for each other; ``renewClaims(owner:leaseUntil:)`` keeps a live
+///   worker's leases, and a dead worker's URLs return when theirs pass.
+/// - `commit` writes a page only while its claim is still this worker's: a
+///   page whose lease passed and was taken by another worker is discarded
+///   (the other worker commits it), so nothing is written twice.
+/// - `releaseClaims(owner: nil)` and its outbox and download siblings, which a
+///   single SQLite process calls at start to recover from a crash, release only
+///   claims whose lease has passed: the others belong to live workers.
+/// - When the connection is lost (the server restarted), a call reconnects
+///   with backoff for up to `reconnectTimeout` and runs again; a commit that
+///   may have landed before the loss is then discarded by the lease check.
+///
+/// - SeeAlso: <https://www.postgresql.org/docs/15/sql-select.html#SQL-FOR-UPDATE-SHARE>
+public actor PostgresStore: Store {
+  let db: PostgresConnection
+  /// The URL without its password: how messages name the store.
+  public nonisolated let location: String
+  /// How long a call keeps trying to reconnect after the connection is lost.
+  public nonisolated let reconnectTimeout: Duration
+  /// The owner of each entry this store claimed and has not committed, so
+  /// that a commit checks the claim is still its own.
+  var owners: [Int64: String] = [:]
+  /// How many times a lost connection was found and made again.
+  public private(set) var reconnections = 0
+  /// Per-host politeness and the robots.txt election, on a second connection.
+  let politeness: PostgresPoliteness
+
+  /// Connects to `url` and applies pending migrations.
+  ///
+  ///     let store = try PostgresStore(url: "postgres://forage@127.0.0.1:5432/forage")
+  ///
+  /// - Throws: `PostgresURL.Invalid` for a location that is not a
+  ///   `postgres://` URL; `StoreError` of kind `.connection` when the server
+  ///   cannot be reached, `.open` when it refuses (user, password, database),
+  ///   `.foreignDatabase` for another program's database, `.newerStore` when
+  ///   a newer Forage migrated it.
+  public init(url: String, reconnectTimeout: Duration = .seconds(60)) throws {
+    let parsed = try PostgresURL(url)
+    let db = try PostgresConnection(url: parsed)
+    try PostgresMigrations.migrate(db, now: Self.milliseconds(Date()))
+    self.db = db
+    self.location = parsed.redacted
+    self.reconnectTimeout = reconnectTimeout
+    self.politeness = PostgresPoliteness(url: parsed, reconnectTimeout: reconnectTimeout)
+  }
+
+  /// A store shared by other processes: claims of others are live.
+  public nonisolated var isShared: Bool { true }
+
+  // MARK: Running statements
+
+  /// Runs `body` (one transaction when `transaction`), reconnecting with
+  /// backoff and running it again when the connection was lost, or when the
+  /// server chose it as a deadlock's or serialization failure's victim.
+  @discardableResult
+  func run<T>(transaction: Bool = true, _ body: (PostgresConnection) throws -> T) async throws -> T {
+    let clock = ContinuousClock()
+    let giveUp = clock.now + reconnectTimeout
+    var delay = Duration.milliseconds(100)
+    while true {
+      if closed { throw StoreError.closed(path: location) }
+      do {
+        if !db.isOpen { try db.reconnect(); reconnections += 1 }
+        return transaction ? try db.transaction { try body(db) } : try body(db)
+      } catch let error as StoreError where Self.isRetryable(error) {
+        if clock.now + delay > giveUp { throw error }
+        try await Task.sleep(for: delay)
+        delay = min(delay * 2, .seconds(5))
+      }
+    }
+  }
+
+  static func isRetryable(_ error: StoreError) -> Bool {
+    if error.kind == .connection { return true }
+    let text = error.debugDescription
+    return text.contains("SQLSTATE 40P01") || text.contains("SQLSTATE 40001")
+  }
+
+  // MARK: Dates
+
+  /// Milliseconds since 1970, the store's date representation.
+  static func milliseconds(_ date: Date) -> Int64 {
+    Int64((date.timeIntervalSince1970 * 1000).rounded())
+  }
+
+  static func date(_ milliseconds: Int64) -> Date {
+    Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+  }
+
+  // MARK: The store as a whole
+
+  /// The names of the sources with records or crawls in the store, sorted.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func sourceNames() async throws -> [String] {
+    try await run(transaction: false) { db in
+      let result = try db.query("SELECT source FROM crawls UNION SELECT source FROM records ORDER BY 1")
+      return result.rows { result.string($0, 0) }
+    }
+  }
+
+  /// Figures of each source, by name (see `SourceStatistics`).
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func sourceStatistics(since: Date) async throws -> [SourceStatistics] {
+    try await run { db in
+      var stats: [String: SourceStatistics] = [:]
+      let names = try db.query("SELECT source FROM crawls UNION SELECT source FROM records")
+      for row in 0..<names.count { stats[names.string(row, 0)] = SourceStatistics(name: names.string(row, 0)) }
+      let records = try db.query(
+        """
+        SELECT source, count(*) FILTER (WHERE removed_at IS NULL), count(*) FILTER (WHERE removed_at IS NOT NULL),
+          max(last_seen)
+        FROM records GROUP BY source
+        """)
+      for row in 0..<records.count {
+        let name = records.string(row, 0)
+        stats[name, default: SourceStatistics(name: name)].records = records.int(row, 1)
+        stats[name]!.removed = records.int(row, 2)
+        stats[name]!.lastSeen = records.optionalDate(row, 3)
+      }
+      let changes = try db.query(
+        "SELECT source, count(*) FROM changes WHERE at >= $1 GROUP BY source", [.date(since)])
+      for row in 0..<changes.count {
+        stats[changes.string(row, 0), default: SourceStatistics(name: changes.string(row, 0))].recentChanges =
+          changes.int(row, 1)
+      }
+      let crawls = try db.query("SELECT source, max(completed_at) FROM crawls GROUP BY source")
+      for row in 0..<crawls.count {
+        stats[crawls.string(row, 0), default: SourceStatistics(name: crawls.string(row, 0))].lastCompletedCrawl =
+          crawls.optionalDate(row, 1)
+      }
+      return stats.values.sorted { $0.name < $1.name }
+    }
+  }
+
+  /// Closes the connection; every later call throws a `StoreError` of kind
+  /// `.closed`. Everything committed is already on the server.
+  public func close() async throws {
+    closed = true
+    db.close()
+    await politeness.close()
+  }
+
+  var closed = false
+}
+#endif

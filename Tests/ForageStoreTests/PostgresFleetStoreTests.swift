@@ -1,0 +1,146 @@
+#if Postgres
+import Foundation
+import Testing
+@testable import ForagePostgres
+@testable import ForageStore
+
+/// What a fleet needs of `PostgresStore` beyond the `Store` guarantees that
+/// every store meets: leases that a live worker renews and a dead one loses,
+/// commits of a lost lease discarded, and per-host politeness in the database.
+@Suite(
+  .enabled(
+    if: PostgresTestServer.url != nil || PostgresTestServer.isCI,
+    "FORAGE_TEST_POSTGRES_URL is not set: the PostgreSQL fleet tests are skipped"))
+struct PostgresFleetStoreTests {
+  /// Two stores (two workers) on one new database.
+  func withTwoWorkers(_ body: (PostgresStore, PostgresStore) async throws -> Void) async throws {
+    try await PostgresTestServer.withDatabase { url in
+      let a = try PostgresStore(url: url)
+      let b = try PostgresStore(url: url)
+      try await body(a, b)
+      try await a.close()
+      try await b.close()
+    }
+  }
+
+  @Test func test_aLostLease_commitIsDiscarded_theNewHoldersIsKept_once() async throws {
+    try await withTwoWorkers { a, b in
+      let crawl = try await a.openCrawl(source: "s", seeds: [seed(1)], now: t0)
+      let now = Date()
+      let itemA = try #require(try await a.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: now + 1, now: now).first)
+      // a's lease passes; b takes the URL over.
+      let itemB = try #require(try await b.claim(crawl: crawl.id, limit: 1, owner: "b", leaseUntil: now + 60, now: now + 2).first)
+      #expect(itemB.id == itemA.id)
+      let late = try await a.commit([
+        PageCommit(item: itemA, outcome: .done, records: [record("k", fields: #"{"v":"a"}"#, hash: 1)], now: t0)
+      ])
+      #expect(late.newRecords == 0, "a's commit came after its lease was lost")
+      let kept = try await b.commit([
+        PageCommit(item: itemB, outcome: .done, records: [record("k", fields: #"{"v":"b"}"#, hash: 2)], now: t0)
+      ])
+      #expect(kept.newRecords == 1)
+      let records = try await a.records(source: nil, afterID: 0, limit: 10)
+      #expect(records.map(\.fieldsJSON) == [#"{"v":"b"}"#])
+      #expect(try await a.changes(source: nil, afterID: 0, limit: 10).count == 1)
+      #expect(try await a.frontierCounts(crawl: crawl.id) == FrontierCounts(done: 1))
+    }
+  }
+
+  @Test func test_renewedLeases_areNotTaken_andAStartingWorkerReleasesOnlyExpiredOnes() async throws {
+    try await withTwoWorkers { a, b in
+      let crawl = try await a.openCrawl(source: "s", seeds: [seed(1), seed(2)], now: t0)
+      let now = Date()
+      let mine = try await a.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: now + 1, now: now)
+      #expect(mine.count == 1)
+      #expect(try await a.renewClaims(owner: "a", leaseUntil: now + 600) == 1)
+      // Past the first lease, the renewed claim is still a's.
+      let other = try await b.claim(crawl: crawl.id, limit: 5, owner: "b", leaseUntil: now + 60, now: now + 5)
+      #expect(other.map(\.id) != mine.map(\.id) && other.count == 1)
+      // A worker starting up (releaseClaims(owner: nil)) leaves live claims alone.
+      try await b.releaseClaims(owner: nil)
+      #expect(try await a.frontierCounts(crawl: crawl.id) == FrontierCounts(claimed: 2))
+      try await b.releaseClaims(owner: "b")
+      #expect(try await a.frontierCounts(crawl: crawl.id) == FrontierCounts(queued: 1, claimed: 1))
+    }
+  }
+
+  @Test func test_twoWorkersClaimingAtOnce_neverShareAnEntry() async throws {
+    try await withTwoWorkers { a, b in
+      let crawl = try await a.openCrawl(source: "s", seeds: (1...200).map { seed($0) }, now: t0)
+      let now = Date()
+      async let fromA = (0..<20).asyncFlatMap { _ in
+        try await a.claim(crawl: crawl.id, limit: 5, owner: "a", leaseUntil: now + 60, now: now)
+      }
+      async let fromB = (0..<20).asyncFlatMap { _ in
+        try await b.claim(crawl: crawl.id, limit: 5, owner: "b", leaseUntil: now + 60, now: now)
+      }
+      let (ia, ib) = try await (fromA, fromB)
+      #expect(ia.count + ib.count == 200)
+      #expect(Set(ia.map(\.id)).isDisjoint(with: ib.map(\.id)))
+    }
+  }
+
+  @Test func test_hostTickets_boundConcurrency_spaceStarts_andExpire() async throws {
+    try await withTwoWorkers { a, b in
+      let host = "http://example.com"
+      let one = try await a.takeHostTicket(host: host, owner: "a", concurrency: 2, delay: .zero, lease: .seconds(60))
+      let two = try await b.takeHostTicket(host: host, owner: "b", concurrency: 2, delay: .zero, lease: .seconds(60))
+      #expect(one != nil && two != nil && one != two)
+      #expect(try await a.takeHostTicket(host: host, owner: "a", concurrency: 2, delay: .zero, lease: .seconds(60)) == nil)
+      try await b.returnHostTicket(two!)
+      #expect(try await a.takeHostTicket(host: host, owner: "a", concurrency: 2, delay: .zero, lease: .seconds(60)) != nil)
+
+      // A delay keeps starts apart across workers.
+      let other = "http://other.example"
+      #expect(try await a.takeHostTicket(host: other, owner: "a", concurrency: 9, delay: .seconds(30), lease: .seconds(60)) != nil)
+      #expect(try await b.takeHostTicket(host: other, owner: "b", concurrency: 9, delay: .seconds(30), lease: .seconds(60)) == nil)
+
+      // A dead worker's ticket frees itself when its lease passes.
+      let third = "http://third.example"
+      #expect(try await a.takeHostTicket(host: third, owner: "a", concurrency: 1, delay: .zero, lease: .milliseconds(50)) != nil)
+      #expect(try await b.takeHostTicket(host: third, owner: "b", concurrency: 1, delay: .zero, lease: .seconds(60)) == nil)
+      try await Task.sleep(for: .milliseconds(120))
+      #expect(try await b.takeHostTicket(host: third, owner: "b", concurrency: 1, delay: .zero, lease: .seconds(60)) != nil)
+    }
+  }
+
+  @Test func test_robotsFetch_isClaimedByOneWorker_untilItsLeasePasses() async throws {
+    try await withTwoWorkers { a, b in
+      #expect(try await a.claimRobotsFetch(origin: "https://example.com", lease: .milliseconds(80)))
+      #expect(try await !b.claimRobotsFetch(origin: "https://example.com", lease: .seconds(60)))
+      #expect(try await b.claimRobotsFetch(origin: "https://other.example", lease: .seconds(60)))
+      try await Task.sleep(for: .milliseconds(150))
+      #expect(try await b.claimRobotsFetch(origin: "https://example.com", lease: .seconds(60)))
+      #expect(try await !a.claimRobotsFetch(origin: "https://example.com", lease: .seconds(60)))
+    }
+  }
+
+  @Test func test_aURLsPassword_isNeverInAMessage() async throws {
+    let base = try #require(PostgresTestServer.url.map { try PostgresURL($0) })
+    let withPassword = base.text.replacingOccurrences(of: "://forage@", with: "://forage:s3cret-pw@")
+    let wrongDatabase = try PostgresURL(withPassword).replacingDatabase(with: "no_such_database_here")
+    let error = try #require(throws: StoreError.self) { _ = try PostgresStore(url: wrongDatabase.text) }
+    #expect(!"\(error)".contains("s3cret-pw") && !String(reflecting: error).contains("s3cret-pw"))
+    #expect("\(error)".contains("does not exist"), "\(error)")
+    #expect(error.kind == .open)
+    #expect(StoreLocation.redacted("postgres://u:pw@h:5432/d?sslmode=require&password=x") == "postgres://u@h:5432/d?sslmode=require")
+  }
+
+  @Test func test_noServer_saysSo_asAConnectionError() throws {
+    let error = try #require(throws: StoreError.self) {
+      _ = try PostgresStore(url: "postgres://forage@127.0.0.1:1/forage")
+    }
+    #expect(error.kind == .connection)
+    #expect("\(error)" == "cannot reach the store postgres://forage@127.0.0.1:1/forage: no server is running there, or it refuses connections")
+  }
+}
+
+extension Range where Bound == Int {
+  /// Runs `body` for each element in turn and joins the results.
+  func asyncFlatMap<T>(_ body: (Int) async throws -> [T]) async throws -> [T] {
+    var out: [T] = []
+    for i in self { out += try await body(i) }
+    return out
+  }
+}
+#endif
