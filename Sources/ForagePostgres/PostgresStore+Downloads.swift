@@ -48,38 +48,7 @@ extension PostgresStore {
         "SELECT \(Self.downloadColumns) FROM downloads WHERE url = $1 AND folder = $2 FOR UPDATE",
         [.text(request.url), .text(request.folder)])
       var entry = Self.download(found, 0)
-      var changed = false
-      switch (`repeat`, entry.state) {
-      case (.again, .done), (.again, .failed), (.again, .queued):
-        entry.state = .queued
-        entry.name = nil
-        entry.path = nil
-        entry.sha256 = nil
-        entry.finishedAt = nil
-        entry.bytesWritten = 0
-        entry.totalSize = nil
-        entry.etag = nil
-        entry.lastModified = nil
-        entry.attempts = 0
-        entry.lastError = nil
-        changed = true
-      case (.retryFailed, .failed):
-        entry.state = .queued
-        entry.attempts = 0
-        changed = true
-      default:
-        break
-      }
-      if entry.state != .done {
-        if let size = request.expectedSize, size != entry.expectedSize {
-          entry.expectedSize = size
-          changed = true
-        }
-        if let hash = request.expectedSHA256, hash != entry.expectedSHA256 {
-          entry.expectedSHA256 = hash
-          changed = true
-        }
-      }
+      let changed = entry.apply(request, repeat: `repeat`)
       guard changed else { return entry }
       entry.updatedAt = Self.date(Self.milliseconds(now))
       try db.query(

@@ -121,3 +121,47 @@ public struct DownloadEntry: Sendable, Hashable {
   /// Bytes still to download, when the size is known.
   public var remainingBytes: Int? { knownSize.map { max(0, $0 - bytesWritten) } }
 }
+
+extension DownloadEntry {
+  /// Applies a repeated request for this entry's URL and folder, as every
+  /// store does when it is asked again: `again` starts it over (a new name
+  /// is chosen and nothing of the old part is trusted), `retryFailed`
+  /// queues a failed one with fresh attempts, and an unfinished entry takes
+  /// the request's expected size and hash when they changed. True when
+  /// anything changed (the store then writes the entry back).
+  package mutating func apply(_ request: DownloadRequest, repeat: DownloadRequest.Repeat) -> Bool {
+    var changed = false
+    switch (`repeat`, state) {
+    case (.again, .done), (.again, .failed), (.again, .queued):
+      state = .queued
+      name = nil
+      path = nil
+      sha256 = nil
+      finishedAt = nil
+      bytesWritten = 0
+      totalSize = nil
+      etag = nil
+      lastModified = nil
+      attempts = 0
+      lastError = nil
+      changed = true
+    case (.retryFailed, .failed):
+      state = .queued
+      attempts = 0
+      changed = true
+    default:
+      break
+    }
+    if state != .done {
+      if let size = request.expectedSize, size != expectedSize {
+        expectedSize = size
+        changed = true
+      }
+      if let hash = request.expectedSHA256, hash != expectedSHA256 {
+        expectedSHA256 = hash
+        changed = true
+      }
+    }
+    return changed
+  }
+}

@@ -51,39 +51,7 @@ extension SQLiteStore {
           id: db.lastInsertRowID, url: request.url, folder: request.folder, expectedSize: request.expectedSize,
           expectedSHA256: request.expectedSHA256, source: request.source, createdAt: now, updatedAt: now)
       }
-      var changed = false
-      switch (`repeat`, entry.state) {
-      case (.again, .done), (.again, .failed), (.again, .queued):
-        // From scratch: a new name is chosen and nothing of the old part is trusted.
-        entry.state = .queued
-        entry.name = nil
-        entry.path = nil
-        entry.sha256 = nil
-        entry.finishedAt = nil
-        entry.bytesWritten = 0
-        entry.totalSize = nil
-        entry.etag = nil
-        entry.lastModified = nil
-        entry.attempts = 0
-        entry.lastError = nil
-        changed = true
-      case (.retryFailed, .failed):
-        entry.state = .queued
-        entry.attempts = 0
-        changed = true
-      default:
-        break
-      }
-      if entry.state != .done {
-        if let size = request.expectedSize, size != entry.expectedSize {
-          entry.expectedSize = size
-          changed = true
-        }
-        if let hash = request.expectedSHA256, hash != entry.expectedSHA256 {
-          entry.expectedSHA256 = hash
-          changed = true
-        }
-      }
+      let changed = entry.apply(request, repeat: `repeat`)
       guard changed else { return entry }
       entry.updatedAt = now
       let update = try db.statement(
