@@ -183,7 +183,11 @@ struct FleetTests {
       // Migrate once first, so the daemons start on an equal footing.
       let watcher = try PostgresStore(url: url)
       let started = Date()
-      // Both daemons start at once: every task of each is due at once.
+      // The shared task is due in 3 s, so that both daemons read it as
+      // pending and reach its launch (the election is always exercised);
+      // each daemon's own task is due at once.
+      try await watcher.updatePendingTaskRequests(
+        [PendingTaskRequest(identifier: "t.shared", kind: "processing", earliestBeginDate: started + 3)], removing: [])
       let a = try Self.startDaemon(config: configA, store: url, log: dir.file("a.log"))
       let b = try Self.startDaemon(config: configB, store: url, log: dir.file("b.log"))
       func finished() async -> [String] {

@@ -137,7 +137,6 @@ public final class StorePendingRequests: PendingRequestPersistence, Sendable {
       let changed = rows.filter { written[$0.identifier] != $0 }
       let kept = Set(rows.map(\.identifier))
       let removed = written.keys.filter { !kept.contains($0) }.sorted()
-      if changed.isEmpty && removed.isEmpty { continue }
       do {
         try await store.updatePendingTaskRequests(changed, removing: removed)
         let now = Dictionary(rows.map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })

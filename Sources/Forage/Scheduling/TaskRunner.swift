@@ -30,8 +30,12 @@ public struct TaskRunner: Sendable {
   /// What shows the `local` channel's notifications (an iOS app's).
   let localNotifications: (any LocalNotificationPresenter)?
   /// The daemon's name in a fleet: when set, a launch on a shared store
-  /// first asks the store for the task's launch (``launch(_:_:scheduler:now:)``)
-  /// and is skipped when another daemon of the fleet runs it.
+  /// first claims the task's launch (`Store.claimLaunch`, for half the
+  /// task's interval) and is skipped when another daemon of the fleet holds
+  /// it; its next request is submitted either way.
+  ///
+  ///     var runner = TaskRunner(config: config, store: store, transport: transport)
+  ///     runner.launchOwner = "daemon-\(hostName)-\(getpid())"
   public var launchOwner: String?
   /// Called when a launch is skipped because another daemon runs it.
   public var onLaunchSkipped: (@Sendable (TaskDefinition) -> Void)?
