@@ -94,6 +94,8 @@ struct DaemonCommand: Command {
               + "\(report.dead) dead")
         case .historyPruned(let changes):
           out.error("forage daemon: dropped \(changes) change(s) past their sources' history retention")
+        case .launchSkipped(let task):
+          if out.verbose { out.error("\(task.id): another daemon of the fleet runs this launch; skipped here") }
         }
       }
     }

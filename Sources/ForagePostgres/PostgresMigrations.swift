@@ -204,6 +204,17 @@ enum PostgresMigrations {
     ("pg2-robots-fetches", """
       CREATE TABLE robots_fetches (origin TEXT PRIMARY KEY, until BIGINT NOT NULL);
       """),
+    // Each scheduled task launches once per fleet: the daemon holding a
+    // task's row until `lease_until` runs that task's launch (see
+    // `PostgresStore.claimLaunch`).
+    ("pg3-task-launches", """
+      CREATE TABLE task_launches (
+        task TEXT PRIMARY KEY,
+        due BIGINT NOT NULL,
+        owner TEXT NOT NULL,
+        lease_until BIGINT NOT NULL
+      );
+      """),
   ]
 
   /// An arbitrary constant naming Forage's migration lock among advisory locks.

@@ -313,5 +313,66 @@ extension PostgresStore {
       }
     }
   }
+
+  /// Writes `requests` over the kept requests of the same identifiers and
+  /// removes `removing`, in one transaction; other identifiers' requests
+  /// (another daemon's) are left alone, so daemons of a fleet never erase
+  /// each other's.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func updatePendingTaskRequests(_ requests: [PendingTaskRequest], removing: [String]) async throws {
+    try await run { db in
+      for identifier in removing {
+        try db.query("DELETE FROM pending_requests WHERE identifier = $1", [.text(identifier)])
+      }
+      for r in requests {
+        try db.query(
+          """
+          INSERT INTO pending_requests (identifier, kind, earliest_begin_at, requires_network,
+            requires_external_power, title, subtitle, strategy)
+          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+          ON CONFLICT (identifier) DO UPDATE SET kind = excluded.kind,
+            earliest_begin_at = excluded.earliest_begin_at, requires_network = excluded.requires_network,
+            requires_external_power = excluded.requires_external_power, title = excluded.title,
+            subtitle = excluded.subtitle, strategy = excluded.strategy
+          """,
+          [
+            .text(r.identifier), .text(r.kind), .date(r.earliestBeginDate), .int(r.requiresNetworkConnectivity ? 1 : 0),
+            .int(r.requiresExternalPower ? 1 : 0), .string(r.continued?.title), .string(r.continued?.subtitle),
+            .string(r.continued?.strategy),
+          ])
+      }
+    }
+  }
+
+  // MARK: Task launches
+
+  /// True when `owner` may run `task`'s launch due at `due`: the task has
+  /// no launch claim, or its claim is `owner`'s, or it lapsed by `due`. The
+  /// claim then becomes `owner`'s until `leaseUntil`.
+  ///
+  /// One statement decides: `INSERT … ON CONFLICT (task) DO UPDATE … WHERE`
+  /// locks the task's row, so of several daemons asking at once exactly one
+  /// is granted (the others see its claim). A claim is a lease rather than a
+  /// session's advisory lock so that it outlives the launcher's connection
+  /// by a known time: the daemons of a fleet reach the same due launch at
+  /// slightly different moments (each keeps its own schedule), and the
+  /// lease covers them all; a killed launcher's claim lapses at
+  /// `leaseUntil`, and the task's next launch is granted again (the lost
+  /// launch's crawl resumes there), never blocked forever.
+  ///
+  /// - Throws: `StoreError` when the statement fails.
+  public func claimLaunch(task: String, due: Date, owner: String, leaseUntil: Date) async throws -> Bool {
+    try await run(transaction: false) { db in
+      try db.query(
+        """
+        INSERT INTO task_launches AS l (task, due, owner, lease_until) VALUES ($1, $2, $3, $4)
+        ON CONFLICT (task) DO UPDATE SET due = excluded.due, owner = excluded.owner, lease_until = excluded.lease_until
+        WHERE l.lease_until <= excluded.due OR l.owner = excluded.owner
+        RETURNING task
+        """, [.text(task), .date(due), .text(owner), .date(leaseUntil)]
+      ).count == 1
+    }
+  }
 }
 #endif

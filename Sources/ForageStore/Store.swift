@@ -153,6 +153,21 @@ public protocol Store: AnyObject, Sendable {
   /// Identifiers must be unique.
   func replacePendingTaskRequests(_ requests: [PendingTaskRequest]) async throws
 
+  /// Writes `requests` over the kept requests of the same identifiers and
+  /// removes those of `removing`, in one transaction; the requests of other
+  /// identifiers stay as they are (another daemon of a fleet keeps them).
+  /// Identifiers must be unique.
+  func updatePendingTaskRequests(_ requests: [PendingTaskRequest], removing: [String]) async throws
+
+  // MARK: Task launches
+
+  /// True when `owner` may run the launch of `task` due at `due`: no other
+  /// owner holds a launch claim on `task` that lasts past `due`. The claim
+  /// granted lasts until `leaseUntil`; a claim of a killed launcher lapses
+  /// then, and the task's next launch is granted again. A store of one
+  /// process always says true.
+  func claimLaunch(task: String, due: Date, owner: String, leaseUntil: Date) async throws -> Bool
+
   // MARK: Downloads
 
   /// Queues a download of `request.url` into `request.folder`, or returns the one
@@ -476,6 +491,17 @@ extension Store {
 
   /// A store of one process: this process fetches robots.txt itself.
   public func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool { true }
+
+  /// A store of one process: this process runs every launch itself.
+  public func claimLaunch(task: String, due: Date, owner: String, leaseUntil: Date) async throws -> Bool { true }
+
+  /// For a store of one process (one writer): reads the kept set, merges
+  /// `requests` into it, drops `removing`, and replaces it.
+  public func updatePendingTaskRequests(_ requests: [PendingTaskRequest], removing: [String]) async throws {
+    let gone = Set(removing).union(requests.map(\.identifier))
+    let kept = try await pendingTaskRequests().filter { !gone.contains($0.identifier) }
+    try await replacePendingTaskRequests((kept + requests).sorted { $0.identifier < $1.identifier })
+  }
 
   /// Marks `crawl` complete when it has no queued or claimed entries left,
   /// removing what it did not see again without notifying; true when it is

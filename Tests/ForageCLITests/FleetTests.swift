@@ -144,6 +144,84 @@ struct FleetTests {
     }
   }
 
+  /// `config(base:)` with `tasks`: `t.shared` and one task of the daemon's
+  /// own (`own`), every hour, all refreshing the catalog.
+  static func daemonConfig(base: String, own: String) -> String {
+    let tasks = """
+      "tasks": [
+        {"id": "t.shared", "kind": "processing", "every": "1h", "budget": "120s", "sources": ["catalog"]},
+        {"id": "\(own)", "kind": "processing", "every": "1h", "budget": "120s", "sources": ["catalog"]}
+      ],
+
+      """
+    return config(base: base).replacingOccurrences(of: "\"userAgent\"", with: tasks + "\"userAgent\"")
+  }
+
+  /// Starts `forage --verbose daemon`, its standard error going to `log`.
+  static func startDaemon(config: String, store: String, log: String) throws -> Process {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: forageBinary())
+    p.arguments = ["--verbose", "daemon", "--config", config, "--store", store]
+    _ = FileManager.default.createFile(atPath: log, contents: nil)
+    p.standardOutput = FileHandle.nullDevice
+    p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+    try p.run()
+    return p
+  }
+
+  @Test func test_twoDaemons_launchEachDueTaskOnce_andKeepEachOthersPendingRequests() async throws {
+    let server = try TestServer(site: DemoSite(products: 60))
+    defer { server.stop() }
+    server.setLatency(.milliseconds(5))
+    let dir = TemporaryDirectory()
+    let expected = try await Self.reference(config: try dir.write("forage.json", Self.config(base: server.baseURL)), dir: dir)
+    #expect(expected.count == 60)
+    let configA = try dir.write("a.json", Self.daemonConfig(base: server.baseURL, own: "t.a"))
+    let configB = try dir.write("b.json", Self.daemonConfig(base: server.baseURL, own: "t.b"))
+
+    try await Self.withDatabase { url in
+      // Migrate once first, so the daemons start on an equal footing.
+      let watcher = try PostgresStore(url: url)
+      let started = Date()
+      // The shared task is due in 3 s, so that both daemons read it as
+      // pending and reach its launch (the election is always exercised);
+      // each daemon's own task is due at once.
+      try await watcher.updatePendingTaskRequests(
+        [PendingTaskRequest(identifier: "t.shared", kind: "processing", earliestBeginDate: started + 3)], removing: [])
+      let a = try Self.startDaemon(config: configA, store: url, log: dir.file("a.log"))
+      let b = try Self.startDaemon(config: configB, store: url, log: dir.file("b.log"))
+      func finished() async -> [String] {
+        ((try? await watcher.runs(limit: 100)) ?? []).filter { $0.summary != nil }.map(\.task)
+      }
+      while await finished().count < 3, Date().timeIntervalSince(started) < 120, a.isRunning, b.isRunning {
+        try await Task.sleep(for: .milliseconds(100))
+      }
+      // Time for a second launch of a task, were the election broken.
+      try await Task.sleep(for: .seconds(3))
+      for daemon in [a, b] where daemon.isRunning { kill(daemon.processIdentifier, SIGTERM) }
+      await Self.wait(a, seconds: 60)
+      await Self.wait(b, seconds: 60)
+      let logs = try [dir.file("a.log"), dir.file("b.log")].map { try String(contentsOfFile: $0, encoding: .utf8) }
+      #expect(a.terminationStatus == 0 && b.terminationStatus == 0, "\(logs)")
+
+      // Each due launch ran once in the fleet: t.shared in one daemon only.
+      let runs = try await watcher.runs(limit: 100)
+      #expect(runs.map(\.task).sorted() == ["t.a", "t.b", "t.shared"], "\(logs)")
+      #expect(runs.allSatisfy { $0.summary != nil })
+      let skip = "t.shared: another daemon of the fleet runs this launch; skipped here"
+      #expect(logs.map { $0.components(separatedBy: skip).count - 1 }.sorted() == [0, 1], "\(logs)")
+      // The records are those of a single run.
+      #expect(try await Self.contents(watcher) == expected)
+      // Neither daemon erased the other's pending requests: each task's next
+      // launch is kept, an hour on.
+      let pending = try await watcher.pendingTaskRequests()
+      #expect(pending.map(\.identifier) == ["t.a", "t.b", "t.shared"])
+      #expect(
+        pending.allSatisfy { ($0.earliestBeginDate ?? .distantPast) > started.addingTimeInterval(50 * 60) }, "\(pending)")
+      try await watcher.close()
+    }
+  }
+
   @Test func test_storeURL_worksForEveryCommand_andItsPasswordIsNeverPrinted() async throws {
     let server = try TestServer(site: DemoSite(products: 5))
     defer { server.stop() }

@@ -115,6 +115,46 @@ struct PostgresFleetStoreTests {
     }
   }
 
+  @Test func test_claimLaunch_twoDaemonsRacing_exactlyOneWins_andALapsedClaimIsTakenAgain() async throws {
+    try await withTwoWorkers { a, b in
+      let due = Date()
+      // Both ask at once, many times over (a new slot each round): one wins each.
+      for round in 0..<20 {
+        let task = "t.race.\(round)"
+        async let first = a.claimLaunch(task: task, due: due, owner: "a", leaseUntil: due + 60)
+        async let second = b.claimLaunch(task: task, due: due, owner: "b", leaseUntil: due + 60)
+        let wins = try await [first, second].filter { $0 }.count
+        #expect(wins == 1, "round \(round): \(wins) daemons were granted the launch")
+      }
+      // a holds t until due + 10: b, reaching the same due launch a little
+      // later, is refused; another task is b's.
+      #expect(try await a.claimLaunch(task: "t", due: due, owner: "a", leaseUntil: due + 10))
+      #expect(try await !b.claimLaunch(task: "t", due: due + 1, owner: "b", leaseUntil: due + 11))
+      #expect(try await b.claimLaunch(task: "u", due: due + 1, owner: "b", leaseUntil: due + 11))
+      // a asking again for its own claim is granted (a retried statement).
+      #expect(try await a.claimLaunch(task: "t", due: due + 2, owner: "a", leaseUntil: due + 10))
+      // a was killed: its claim lapses, and the next launch is b's.
+      #expect(try await b.claimLaunch(task: "t", due: due + 10, owner: "b", leaseUntil: due + 20))
+      #expect(try await !a.claimLaunch(task: "t", due: due + 11, owner: "a", leaseUntil: due + 21))
+    }
+  }
+
+  @Test func test_updatePendingTaskRequests_leavesOtherIdentifiersAlone() async throws {
+    try await withTwoWorkers { a, b in
+      let soon = Date(timeIntervalSince1970: 1_800_000_000)
+      try await a.updatePendingTaskRequests(
+        [PendingTaskRequest(identifier: "t.a", kind: "appRefresh", earliestBeginDate: soon),
+         PendingTaskRequest(identifier: "t.shared", kind: "processing", earliestBeginDate: soon)], removing: [])
+      try await b.updatePendingTaskRequests(
+        [PendingTaskRequest(identifier: "t.b", kind: "appRefresh", earliestBeginDate: soon),
+         PendingTaskRequest(identifier: "t.shared", kind: "processing", earliestBeginDate: soon + 60)], removing: [])
+      #expect(try await a.pendingTaskRequests().map(\.identifier) == ["t.a", "t.b", "t.shared"])
+      #expect(try await a.pendingTaskRequests().last?.earliestBeginDate == soon + 60)
+      try await a.updatePendingTaskRequests([], removing: ["t.a"])
+      #expect(try await b.pendingTaskRequests().map(\.identifier) == ["t.b", "t.shared"])
+    }
+  }
+
   @Test func test_aURLsPassword_isNeverInAMessage() async throws {
     let base = try #require(PostgresTestServer.url.map { try PostgresURL($0) })
     let withPassword = base.text.replacingOccurrences(of: "://forage@", with: "://forage:s3cret-pw@")

@@ -27,6 +27,26 @@ import Testing
     }
   }
 
+  @Test func test_updatePendingTaskRequests_writesAndRemovesOnlyThoseNamed() async throws {
+    try await withStore { store, _ in
+      try await store.replacePendingTaskRequests([Self.refresh, Self.crawl])
+      var later = Self.refresh
+      later.earliestBeginDate = t0 + 1800
+      try await store.updatePendingTaskRequests([later, Self.export], removing: [])
+      #expect(try await store.pendingTaskRequests() == [Self.export, later, Self.crawl])
+      try await store.updatePendingTaskRequests([], removing: [Self.crawl.identifier])
+      #expect(try await store.pendingTaskRequests() == [Self.export, later])
+    }
+  }
+
+  @Test func test_claimLaunch_aStoreOfOneProcess_alwaysGrants() async throws {
+    try await withStore { store, _ in
+      let first = try await store.claimLaunch(task: "t", due: t0, owner: "a", leaseUntil: t0 + 60)
+      let second = try await store.claimLaunch(task: "t", due: t0 + 1, owner: "b", leaseUntil: t0 + 61)
+      #expect(first && second)
+    }
+  }
+
   @Test(arguments: StoreKind.all) func test_replacePendingTaskRequests_failingMidway_leavesTheEarlierSetWhole(_ kind: StoreKind) async throws {
     try await withStore(kind) { store in
       try await store.replacePendingTaskRequests([Self.refresh, Self.crawl])

@@ -24,6 +24,9 @@ public enum DaemonEvent: Sendable {
   case notifications(Notifier.Report)
   /// The maintenance step dropped change history past its retention.
   case historyPruned(changes: Int)
+  /// Another daemon of the fleet (on a shared store) runs this due launch
+  /// of `task`; this daemon skipped it and keeps the task's schedule.
+  case launchSkipped(task: TaskDefinition)
 }
 
 extension Engine {
@@ -41,6 +44,13 @@ extension Engine {
   /// Pending requests are kept in the store, so a restarted daemon keeps its
   /// schedule; claims left by a killed daemon go back to the queue first.
   ///
+  /// Several daemons on one shared store (PostgreSQL) are a fleet: each due
+  /// launch of a task runs in one of them (`Store.claimLaunch`, a lease of
+  /// half the task's interval), the others skip it and keep the schedule.
+  /// Each daemon reads and writes only the pending requests of its own
+  /// config's tasks, and only those it changed, so none erases another's; a
+  /// task that several daemons run has one row, the latest written.
+  ///
   /// - Parameter legacyPendingFile: an earlier version's pending-requests
   ///   file to import into an empty store (default: `<store>.pending.json`
   ///   for a SQLite store; nil for none).
@@ -51,11 +61,16 @@ extension Engine {
     events: @escaping @Sendable (DaemonEvent) -> Void
   ) async throws {
     let log = SchedulerLog { events(.message($0)) }
-    let runner = TaskRunner(
+    var runner = TaskRunner(
       config: config, store: store, transport: transport, log: log,
       onFinish: { task, plan, summary in events(.launchFinished(task: task, plan: plan, summary: summary)) },
       progress: { task, summary in events(.progress(task: task, summary: summary)) })
-    let pending = try await StorePendingRequests(store: store)
+    if store.isShared {
+      runner.launchOwner = "daemon-\(ProcessInfo.processInfo.hostName)-\(getpid())-\(UUID().uuidString.prefix(8))"
+      runner.onLaunchSkipped = { events(.launchSkipped(task: $0)) }
+    }
+    let pending = try await StorePendingRequests(
+      store: store, identifiers: store.isShared ? Set(config.tasks.map(\.id)) : nil)
     let legacy = legacyPendingFile ?? (store as? SQLiteStore).flatMap { $0.path == ":memory:" ? nil : $0.path + ".pending.json" }
     if let legacy {
       do {

@@ -22,9 +22,12 @@ import ForageSupport
 /// which cannot wait), while the store is asynchronous. So the set is read
 /// once, here, and every saved set is written behind, in order, by one
 /// writer; a set saved while an earlier one is being written replaces any
-/// set still waiting, since each is whole. Each write replaces the stored set
-/// in one transaction. A write that fails is reported by the next
-/// ``savePendingRequests(_:)`` or ``flush()``.
+/// set still waiting, since each is whole. Each write changes, in one
+/// transaction, only the requests that differ from what this persistence
+/// last read or wrote (`Store.updatePendingTaskRequests`), so the requests
+/// other daemons of a fleet keep in a shared store are never erased. A write
+/// that fails is reported by the next ``savePendingRequests(_:)`` or
+/// ``flush()``.
 public final class StorePendingRequests: PendingRequestPersistence, Sendable {
   /// The set and its writer; the store is called only after unlocking.
   private struct State {
@@ -36,19 +39,27 @@ public final class StorePendingRequests: PendingRequestPersistence, Sendable {
     var writer: Task<Void, Never>?
     /// A failed write not yet reported.
     var failure: (any Error)?
+    /// What the store holds of this persistence's identifiers, as last read
+    /// or written: each write sends only the difference.
+    var written: [String: PendingTaskRequest]
   }
 
   private let store: any Store
   private let state: Locked<State>
 
-  /// Reads the pending requests kept in `store`.
+  /// Reads the pending requests kept in `store`: all of them, or only those
+  /// of `identifiers` (a daemon of a fleet reads its own config's tasks, and
+  /// leaves the requests of tasks that other daemons run alone).
   ///
   /// - Throws: the store's error, or ``StorePendingRequestsError`` for a
   ///   request the scheduler does not know.
-  public init(store: any Store) async throws {
+  public init(store: any Store, identifiers: Set<String>? = nil) async throws {
     self.store = store
-    let rows = try await store.pendingTaskRequests()
-    state = Locked(State(requests: try rows.map(AnyTaskRequest.init(stored:))))
+    let rows = try await store.pendingTaskRequests().filter { identifiers?.contains($0.identifier) ?? true }
+    state = Locked(
+      State(
+        requests: try rows.map(AnyTaskRequest.init(stored:)),
+        written: Dictionary(rows.map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })))
   }
 
   /// The requests read from the store, or the latest saved.
@@ -114,15 +125,23 @@ public final class StorePendingRequests: PendingRequestPersistence, Sendable {
   }
 
   /// The writer: writes the waiting set until none is left, then ends.
+  /// Only what changed since the last write goes to the store.
   private func write() async {
     while true {
-      let rows: [PendingTaskRequest]? = state.withLock { s in
+      let next: (rows: [PendingTaskRequest], written: [String: PendingTaskRequest])? = state.withLock { s in
         defer { s.waiting = nil }
         if s.waiting == nil { s.writer = nil }
-        return s.waiting
+        return s.waiting.map { ($0, s.written) }
       }
-      guard let rows else { return }
-      do { try await store.replacePendingTaskRequests(rows) } catch {
+      guard let (rows, written) = next else { return }
+      let changed = rows.filter { written[$0.identifier] != $0 }
+      let kept = Set(rows.map(\.identifier))
+      let removed = written.keys.filter { !kept.contains($0) }.sorted()
+      do {
+        try await store.updatePendingTaskRequests(changed, removing: removed)
+        let now = Dictionary(rows.map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })
+        state.withLock { $0.written = now }
+      } catch {
         state.withLock { $0.failure = error }
       }
     }

@@ -29,6 +29,16 @@ public struct TaskRunner: Sendable {
   let progress: (@Sendable (TaskDefinition, RunSummary) -> Void)?
   /// What shows the `local` channel's notifications (an iOS app's).
   let localNotifications: (any LocalNotificationPresenter)?
+  /// The daemon's name in a fleet: when set, a launch on a shared store
+  /// first claims the task's launch (`Store.claimLaunch`, for half the
+  /// task's interval) and is skipped when another daemon of the fleet holds
+  /// it; its next request is submitted either way.
+  ///
+  ///     var runner = TaskRunner(config: config, store: store, transport: transport)
+  ///     runner.launchOwner = "daemon-\(hostName)-\(getpid())"
+  public var launchOwner: String?
+  /// Called when a launch is skipped because another daemon runs it.
+  public var onLaunchSkipped: (@Sendable (TaskDefinition) -> Void)?
 
   /// - Parameters:
   ///   - log: where the runner reports what goes wrong outside a job (a
@@ -128,6 +138,17 @@ public struct TaskRunner: Sendable {
       try scheduler.submit(TaskRunner.request(for: task, earliestBeginDate: now.addingTimeInterval(task.every.seconds)))
     } catch {
       log.write("cannot resubmit \(task.id): \(error)")
+    }
+    // In a fleet, one daemon runs each due launch: the others skip it (their
+    // next request is already submitted, so the schedule goes on).
+    if let owner = launchOwner, store.isShared {
+      let lease = task.every.seconds / 2
+      guard try await store.claimLaunch(task: task.id, due: now, owner: owner, leaseUntil: now.addingTimeInterval(lease))
+      else {
+        background.reportRefreshed(sources: [])
+        onLaunchSkipped?(task)
+        return
+      }
     }
     let plan = LaunchPlan(task: task, config: config, conditions: background.conditions)
     guard !plan.sources.isEmpty else {
