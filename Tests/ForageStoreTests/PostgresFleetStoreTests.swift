@@ -80,6 +80,33 @@ struct PostgresFleetStoreTests {
     }
   }
 
+  /// Notifications go out once per change across a fleet: two workers
+  /// claiming the outbox at once never take the same row, each row keeps
+  /// its one message id, and a row a worker settled is not claimed again.
+  @Test func test_twoWorkersClaimingTheOutboxAtOnce_neverShareANotification() async throws {
+    try await withTwoWorkers { a, b in
+      let router = RecordingRouter()
+      let records = (0..<120).map { rec("k\($0)", $0, page: 1) }
+      try await crawl(a, [PagePlan(n: 1, records: records)], router: router, at: t0)
+      let now = t0 + 10
+      async let fromA = (0..<15).asyncFlatMap { _ in
+        try await a.claimNotifications(limit: 5, owner: "a", leaseUntil: now + 60, now: now)
+      }
+      async let fromB = (0..<15).asyncFlatMap { _ in
+        try await b.claimNotifications(limit: 5, owner: "b", leaseUntil: now + 60, now: now)
+      }
+      let (na, nb) = try await (fromA, fromB)
+      #expect(na.count + nb.count == 120)
+      #expect(Set(na.map(\.id)).isDisjoint(with: nb.map(\.id)))
+      #expect(Set((na + nb).map(\.messageID)).count == 120, "one message id per change")
+      for n in na { try await a.settleNotification(n.id, .delivered, now: now + 1) }
+      for n in nb { try await b.settleNotification(n.id, .delivered, now: now + 1) }
+      // Past every lease, nothing delivered comes back.
+      #expect(try await b.claimNotifications(limit: 200, owner: "b", leaseUntil: now + 600, now: now + 120).isEmpty)
+      #expect(try await a.notificationCounts(now: now + 120).pending == 0)
+    }
+  }
+
   @Test func test_hostTickets_boundConcurrency_spaceStarts_andExpire() async throws {
     try await withTwoWorkers { a, b in
       let host = "http://example.com"
