@@ -187,6 +187,22 @@ func extract(_ html: String, _ source: Source, url: String = "https://shop.examp
     #expect(found == expected)
   }
 
+  /// Links to files that are no pages (archives, images, PDFs…) are not
+  /// followed unless an `include` pattern names them; the extension is read
+  /// from the path's last segment only, whatever its case.
+  @Test func test_linksToNonPageFiles_areNotFollowed_unlessIncluded() throws {
+    let html = ["a.pdf", "b.PNG", "c.tar.gz", "d.html", "e", "f.php?file=x.zip", "g.pdf#p2", "dir.v2/page", "h.Zip",
+                "i.aspx", "j.", "k.json"].map { "<a href='\($0)'>x</a>" }.joined()
+    func followed(_ scope: CrawlScope) throws -> [String] {
+      try extract(html, Source(name: "s", url: "https://shop.example/", crawl: scope), url: "https://shop.example/files/")
+        .links.filter(\.allowed).map { String($0.url.path.dropFirst("/files/".count)) + ($0.url.query.map { "?" + $0 } ?? "") }
+    }
+    #expect(try followed(CrawlScope()) == ["d.html", "e", "f.php?file=x.zip", "dir.v2/page", "i.aspx", "j.", "k.json"])
+    var pdfs = CrawlScope()
+    pdfs.include = ["\\.pdf$"]
+    #expect(try followed(pdfs) == ["a.pdf", "g.pdf"])
+  }
+
   @Test func test_linkMemo_keysOnlyOriginDependentHrefs() throws {
     #expect(LinkMemo.key("/a/b", origin: 3) == LinkMemo.Key(origin: 3, href: "/a/b"))
     #expect(LinkMemo.key("https://x/y", origin: 3) == LinkMemo.Key(origin: 0, href: "https://x/y"))

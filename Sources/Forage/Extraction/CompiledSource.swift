@@ -110,6 +110,30 @@ extension CompiledSource {
   /// True when the crawl scope admits `url`, depth aside: an http(s) URL
   /// with a host that `sameHost`/`allowedDomains` allow and that matches
   /// `include` (when given) and no `exclude` pattern.
+  /// File extensions of what a crawl never reads as a page: archives,
+  /// images, audio, video, fonts, office documents, executables, style
+  /// sheets and scripts (compared lower-cased, on the path's last segment).
+  static let nonPageExtensions: Set<Substring> = [
+    "7z", "bz2", "gz", "rar", "tar", "tgz", "xz", "zip", "zst",
+    "avif", "bmp", "gif", "heic", "ico", "jpeg", "jpg", "png", "psd", "svg", "tif", "tiff", "webp",
+    "aac", "flac", "m4a", "mid", "mp3", "oga", "ogg", "opus", "wav", "wma",
+    "3gp", "avi", "flv", "m4v", "mkv", "mov", "mp4", "mpeg", "mpg", "webm", "wmv",
+    "eot", "otf", "ttf", "woff", "woff2",
+    "doc", "docx", "epub", "odp", "ods", "odt", "pdf", "ppt", "pptx", "rtf", "xls", "xlsx",
+    "apk", "bin", "deb", "dmg", "exe", "iso", "jar", "msi", "pkg", "rpm",
+    "css", "js",
+  ]
+
+  /// True when the last segment of `url`'s path ends in one of
+  /// ``nonPageExtensions``.
+  static func namesNonPage(_ url: WebURL) -> Bool {
+    let path = url.path
+    guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return false }
+    let ext = path[path.index(after: dot)...]
+    guard !ext.isEmpty, ext.count <= 5 else { return false }
+    return nonPageExtensions.contains(Substring(ext.lowercased()))
+  }
+
   func admits(_ url: WebURL) -> Bool {
     guard url.isHTTP, let host = url.host else { return false }
     guard let scope = source.crawl else { return true }
@@ -118,6 +142,10 @@ extension CompiledSource {
         || scope.allowedDomains.contains { host == $0 || host.hasSuffix("." + $0) }
       if !allowed { return false }
     }
+    // A link to an archive, an image, a video… is no page to read: it is
+    // not fetched (a whole file, up to the body limit, for nothing) unless
+    // an `include` pattern names it.
+    if include.isEmpty && Self.namesNonPage(url) { return false }
     if include.isEmpty && exclude.isEmpty { return true }
     let href = url.href
     let range = NSRange(location: 0, length: (href as NSString).length)
