@@ -23,6 +23,10 @@ struct DaemonCommand: Command {
     budget. Power and network are read from the machine (on Linux,
     /sys/class/power_supply and the default route). Pending requests are
     kept in the store, so a restarted daemon keeps its schedule.
+
+    Several daemons on one postgres:// store are a fleet: each due launch of
+    a task runs in one of them (the others skip it, as --verbose says), and
+    they share the crawl's frontier and each host's request budget.
     """
   static let notes = """
     SIGINT or SIGTERM expires running tasks (they save their place), waits
