@@ -1,4 +1,5 @@
 import Foundation
+import ForageStore
 
 /// The built `forage` executable, beside the test bundle.
 func forageBinary() -> String {
@@ -84,4 +85,18 @@ func startForage(_ arguments: [String], environment: [String: String] = [:]) thr
   p.standardError = FileHandle.nullDevice
   try p.run()
   return p
+}
+
+/// (key, url, fields) of every record of `store`, one tab-separated line
+/// each, sorted: what must match between two runs of one crawl.
+func storeContents(_ store: any Store) async throws -> [String] {
+  var rows: [String] = []
+  var after: Int64 = 0
+  while true {
+    let batch = try await store.records(source: nil, afterID: after, limit: 1000)
+    rows += batch.map { "\($0.key)\t\($0.url)\t\($0.fieldsJSON)" }
+    guard let last = batch.last else { break }
+    after = last.id
+  }
+  return rows.sorted()
 }

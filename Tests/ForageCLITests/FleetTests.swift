@@ -41,25 +41,12 @@ struct FleetTests {
     """
   }
 
-  /// (key, url, fields) of every record, sorted.
-  static func contents(_ store: any Store) async throws -> [String] {
-    var rows: [String] = []
-    var after: Int64 = 0
-    while true {
-      let batch = try await store.records(source: nil, afterID: after, limit: 1000)
-      rows += batch.map { "\($0.key)\t\($0.url)\t\($0.fieldsJSON)" }
-      guard let last = batch.last else { break }
-      after = last.id
-    }
-    return rows.sorted()
-  }
-
   /// The records of one uninterrupted single-worker run on SQLite.
   static func reference(config: String, dir: TemporaryDirectory) async throws -> [String] {
     let path = dir.file("reference.sqlite")
     let run = try runForage(["run", "--config", config, "--store", path, "--budget", "120s"])
     #expect(run.status == 0, "\(run.stderr)")
-    return try await contents(SQLiteStore(path: path))
+    return try await storeContents(SQLiteStore(path: path))
   }
 
   #if Postgres
@@ -125,7 +112,7 @@ struct FleetTests {
       // The crawl completed: nothing is left claimed by the dead worker.
       let counts = try await watcher.frontierCounts(crawl: 1)
       #expect(counts.queued == 0 && counts.claimed == 0 && counts.done > 150, "\(counts)")
-      let stored = try await Self.contents(watcher)
+      let stored = try await storeContents(watcher)
       #expect(stored.count == expected.count)
       #expect(stored == expected)
       // Each record was new once: no page's records were committed twice.
@@ -211,7 +198,7 @@ struct FleetTests {
       let skip = "t.shared: another daemon of the fleet runs this launch; skipped here"
       #expect(logs.map { $0.components(separatedBy: skip).count - 1 }.sorted() == [0, 1], "\(logs)")
       // The records are those of a single run.
-      #expect(try await Self.contents(watcher) == expected)
+      #expect(try await storeContents(watcher) == expected)
       // Neither daemon erased the other's pending requests: each task's next
       // launch is kept, an hour on.
       let pending = try await watcher.pendingTaskRequests()
@@ -301,7 +288,7 @@ struct FleetTests {
       #expect(restartedMidCrawl, "the workers finished before the restart; the test did not test much")
       for worker in workers { #expect(worker.terminationStatus == 0, "a worker failed after the restart") }
 
-      let stored = try await Self.contents(watcher)
+      let stored = try await storeContents(watcher)
       #expect(stored == expected)
       let news = try await watcher.changes(matching: ChangeQuery(kinds: [.new], limit: 10_000))
       #expect(news.count == expected.count)

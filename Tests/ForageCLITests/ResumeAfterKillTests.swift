@@ -29,18 +29,10 @@ import ForageTestSupport
       """
   }
 
-  /// (key, url, fields) of every record, sorted: what must match between runs.
+  /// (key, url, fields) of every record of the store at `path`, sorted:
+  /// what must match between runs.
   static func contents(_ path: String) async throws -> [String] {
-    let store = try SQLiteStore(path: path)
-    var rows: [String] = []
-    var after: Int64 = 0
-    while true {
-      let batch = try await store.records(source: nil, afterID: after, limit: 1000)
-      rows += batch.map { "\($0.key)\t\($0.url)\t\($0.fieldsJSON)" }
-      guard let last = batch.last else { break }
-      after = last.id
-    }
-    return rows.sorted()
+    try await storeContents(SQLiteStore(path: path))
   }
 
   @Test func test_sigkillAtSeveralPoints_resumesWithIdenticalRecords() async throws {
