@@ -147,6 +147,18 @@ class MallocProbe:
             subprocess.run(["perf", "probe", "-d", MALLOC_EVENT], capture_output=True)
 
 
+def forage_run(forage, cfg, store, export):
+    """One `forage run` of `cfg` into `store` (measured), then its records
+    exported to `export`: (wall s, CPU s, peak MiB, the run's summary, pages
+    answered)."""
+    wall, cpu, rss, out, err = peak_rss_mib(
+        [forage, "run", "--config", cfg, "--store", store, "--budget", "1h", "--json"])
+    summary = json.loads(out)
+    pages = summary["pagesFetched"] + summary["pagesFailed"]
+    subprocess.run([forage, "export", "--store", store, "--out", export], check=True, stderr=subprocess.DEVNULL)
+    return wall, cpu, rss, summary, pages
+
+
 def crawl_config(base):
     """The Forage config of the benchmark crawl of the shop at `base`: the settings
     Scrapy gets too (16 requests at once, no delay, robots.txt off)."""
@@ -228,13 +240,8 @@ def main():
         runs = []
         for i in range(max(1, args.forage_runs)):
             store = os.path.join(work, f"forage-{i}.sqlite")
-            wall, cpu, rss, out, err = peak_rss_mib(
-                [args.forage, "run", "--config", cfg, "--store", store, "--budget", "1h", "--json"])
-            summary = json.loads(out)
-            pages = summary["pagesFetched"] + summary["pagesFailed"]
             export = os.path.join(work, f"forage-{i}.jsonl")
-            subprocess.run([args.forage, "export", "--store", store, "--out", export], check=True,
-                           stderr=subprocess.DEVNULL)
+            wall, cpu, rss, summary, pages = forage_run(args.forage, cfg, store, export)
             rows = norm_forage(export)
             if runs and rows != runs[0][5]:
                 sys.exit(f"forage run {i + 1} produced other records than run 1")

@@ -35,7 +35,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -46,7 +45,7 @@ sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 
-from crawl_bench import MallocProbe, free_port, peak_rss_mib, start_nginx_servers  # noqa: E402
+from crawl_bench import MallocProbe, forage_run, free_port, peak_rss_mib, start_nginx_servers  # noqa: E402
 
 DOCS = "/usr/share/doc/python3.11/html"
 # A stock nginx's types for what the docs hold; anything else is a download.
@@ -138,13 +137,8 @@ def main():
             nonlocal forage_rows, forage_export
             store = os.path.join(work, f"forage-{i}.sqlite")
             la = os.getloadavg()[0]
-            wall, cpu, rss, out, err = peak_rss_mib(
-                [args.forage, "run", "--config", cfg, "--store", store, "--budget", "1h", "--json"])
-            summary = json.loads(out)
-            pages = summary["pagesFetched"] + summary["pagesFailed"]
             export = os.path.join(work, f"forage-{i}.jsonl")
-            subprocess.run([args.forage, "export", "--store", store, "--out", export], check=True,
-                           stderr=subprocess.DEVNULL)
+            wall, cpu, rss, summary, pages = forage_run(args.forage, cfg, store, export)
             with open(export) as f:
                 rows = {r["url"]: r["fields"] for r in map(json.loads, f)}
             if forage_rows is None:
