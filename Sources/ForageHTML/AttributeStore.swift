@@ -64,7 +64,6 @@ enum A {
 
   static let id: Int32 = 0
   static let `class`: Int32 = 1
-  static let href: Int32 = 2
   static let type: Int32 = 7
   static let color: Int32 = 27
   static let face: Int32 = 28
