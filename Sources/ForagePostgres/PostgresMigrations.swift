@@ -185,6 +185,9 @@ enum PostgresMigrations {
       DROP INDEX records_by_page;
       ALTER TABLE pages ADD COLUMN kept_crawl BIGINT;
       """),
+    ("v11-pages-record-count", """
+      ALTER TABLE pages ADD COLUMN record_count INTEGER NOT NULL DEFAULT 0;
+      """),
     // Fleet politeness: a host's next allowed request start, and a ticket per
     // request in flight, leased so that a killed worker's tickets expire (see
     // `PostgresStore.takeHostTicket`). PostgreSQL only: one SQLite process

@@ -159,17 +159,19 @@ extension PostgresStore {
   private static func upsertPage(_ db: PostgresConnection, _ page: PageRecord) throws {
     try db.query(
       """
-      INSERT INTO pages (fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links, encoding)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+      INSERT INTO pages (
+        fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links, encoding, record_count)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
       ON CONFLICT (fingerprint) DO UPDATE SET
         url = excluded.url, status = excluded.status, etag = excluded.etag,
         last_modified = excluded.last_modified, content_hash = excluded.content_hash,
-        fetched_at = excluded.fetched_at, links = excluded.links, encoding = excluded.encoding
+        fetched_at = excluded.fetched_at, links = excluded.links, encoding = excluded.encoding,
+        record_count = excluded.record_count
       """,
       [
         .bits(page.fingerprint), .text(page.url), .int(page.status), .string(page.etag), .string(page.lastModified),
         .bits(page.contentHash), .date(page.fetchedAt), .text(LinkList.encode(page.links, pageURL: page.url)),
-        .string(page.encoding),
+        .string(page.encoding), .int(page.recordCount),
       ])
   }
 
@@ -266,14 +268,15 @@ extension PostgresStore {
 
   // MARK: Reading pages, records and changes
 
-  static let pageColumns = "fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links, encoding"
+  static let pageColumns = "fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links, encoding, record_count"
 
   static func page(_ r: PostgresResult, _ row: Int) -> PageRecord {
     let url = r.string(row, 1)
     return PageRecord(
       url: url, fingerprint: r.uint64(row, 0), status: r.int(row, 2), etag: r.optionalString(row, 3),
       lastModified: r.optionalString(row, 4), contentHash: r.optionalUInt64(row, 5), fetchedAt: r.date(row, 6),
-      links: LinkList.decode(r.string(row, 7), pageURL: url), encoding: r.optionalString(row, 8))
+      links: LinkList.decode(r.string(row, 7), pageURL: url), encoding: r.optionalString(row, 8),
+      recordCount: r.int(row, 9))
   }
 
   /// The last stored fetch of the page with this fingerprint, or nil.

@@ -386,6 +386,11 @@ extension Migrator {
       DROP INDEX records_by_page;
       ALTER TABLE pages ADD COLUMN kept_crawl INTEGER;
       """))
+    // A page answered 304 keeps its records without reading them; the count
+    // of its last read lets the launch report them as unchanged.
+    migrator.register(Migration("v11-pages-record-count", sql: """
+      ALTER TABLE pages ADD COLUMN record_count INTEGER NOT NULL DEFAULT 0;
+      """))
     return migrator
   }
 }

@@ -164,12 +164,13 @@ extension SQLiteStore {
     let upsert = try db.statement(
       """
       INSERT INTO pages
-        (fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links, encoding)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        (fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links, encoding, record_count)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (fingerprint) DO UPDATE SET
         url = excluded.url, status = excluded.status, etag = excluded.etag,
         last_modified = excluded.last_modified, content_hash = excluded.content_hash,
-        fetched_at = excluded.fetched_at, links = excluded.links, encoding = excluded.encoding
+        fetched_at = excluded.fetched_at, links = excluded.links, encoding = excluded.encoding,
+        record_count = excluded.record_count
       """)
     try upsert.bind(page.fingerprint, at: 1)
     try upsert.bind(page.url, at: 2)
@@ -180,6 +181,7 @@ extension SQLiteStore {
     try upsert.bind(Self.milliseconds(page.fetchedAt), at: 7)
     try upsert.bind(LinkList.encode(page.links, pageURL: page.url), at: 8)
     try upsert.bind(page.encoding, at: 9)
+    try upsert.bind(page.recordCount, at: 10)
     try upsert.execute()
   }
 
@@ -368,7 +370,7 @@ extension SQLiteStore {
   private func storedPage(_ fingerprint: UInt64) throws -> PageRecord? {
     let select = try db.statement(
       """
-      SELECT url, status, etag, last_modified, content_hash, fetched_at, links, encoding
+      SELECT url, status, etag, last_modified, content_hash, fetched_at, links, encoding, record_count
       FROM pages WHERE fingerprint = ?
       """)
     try select.bind(fingerprint, at: 1)
@@ -378,7 +380,8 @@ extension SQLiteStore {
         url: url, fingerprint: fingerprint, status: $0.int(1),
         etag: $0.optionalString(2), lastModified: $0.optionalString(3),
         contentHash: $0.optionalUInt64(4), fetchedAt: Self.date($0.int64(5)),
-        links: LinkList.decode($0.string(6), pageURL: url), encoding: $0.optionalString(7))
+        links: LinkList.decode($0.string(6), pageURL: url), encoding: $0.optionalString(7),
+        recordCount: $0.int(8))
     }
   }
 

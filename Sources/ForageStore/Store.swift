@@ -358,11 +358,15 @@ public struct PageRecord: Sendable, Hashable {
   /// The encoding the page was decoded with (the Encoding Standard's name,
   /// such as `"Shift_JIS"`); nil when it was not decoded as HTML.
   public var encoding: String?
+  /// How many records the page gave when its body was last read (0 when
+  /// none, or when it was stored before stores kept the count), so a launch
+  /// answered 304 can say how many records the server vouched for.
+  public var recordCount: Int
 
   public init(
     url: String, fingerprint: UInt64, status: Int, etag: String? = nil,
     lastModified: String? = nil, contentHash: UInt64? = nil, fetchedAt: Date, links: [String] = [],
-    encoding: String? = nil
+    encoding: String? = nil, recordCount: Int = 0
   ) {
     self.url = url
     self.fingerprint = fingerprint
@@ -373,6 +377,7 @@ public struct PageRecord: Sendable, Hashable {
     self.fetchedAt = fetchedAt
     self.links = links
     self.encoding = encoding
+    self.recordCount = recordCount
   }
 }
 

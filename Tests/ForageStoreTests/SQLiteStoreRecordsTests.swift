@@ -80,7 +80,8 @@ import Testing
       let page = PageRecord(
         url: "https://example.com/1", fingerprint: fingerprint, status: 200, etag: "\"abc\"",
         lastModified: "Tue, 14 Nov 2023 22:13:20 GMT", contentHash: 0x8000_0000_0000_0001,
-        fetchedAt: t0, links: ["https://example.com/2", "https://example.com/3?q=é"], encoding: "Shift_JIS")
+        fetchedAt: t0, links: ["https://example.com/2", "https://example.com/3?q=é"], encoding: "Shift_JIS",
+        recordCount: 7)
       _ = try await store.commit([PageCommit(item: items[0], outcome: .done, page: page, now: t0)])
       #expect(try await store.page(fingerprint: fingerprint) == page)
 
@@ -92,6 +93,7 @@ import Testing
       let stored = try #require(try await store.page(fingerprint: fingerprint))
       #expect(stored == revisit)
       #expect(stored.links.isEmpty && stored.etag == nil && stored.contentHash == nil && stored.encoding == nil)
+      #expect(stored.recordCount == 0)
       #expect(try await store.page(fingerprint: 12345) == nil)
     }
   }

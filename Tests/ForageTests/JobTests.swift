@@ -241,9 +241,13 @@ func shopConfig(
     let config = ForageConfig(fetch: fetch, sources: [Source(name: "c", url: server.url(path), extract: ["t": "title"])])
     let first = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(30))
     #expect(first.pagesFetched == 1)
+    #expect(first.recordsNew == 1)
     let second = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(30))
     #expect(second.pagesNotModified == 1)
     #expect(second.pagesFetched == 0)
+    // The server vouched for the page's record: it counts as unchanged.
+    #expect(second.recordsUnchanged == 1 && second.recordsNew == 0 && second.recordsChanged == 0)
+    #expect(second.sources.first?.recordsUnchanged == 1)
     #expect(second.bytes == 0)
     let last = try #require(server.requests.last)
     #expect(last.header("If-None-Match") != nil || last.header("If-Modified-Since") != nil)

@@ -29,6 +29,7 @@ import ForageTestSupport
     gone.withLock { $0 = true }
     let second = try await launch(config, store)
     #expect(second.pagesNotModified == 1)
+    #expect(second.recordsUnchanged == 1)
     #expect(second.recordsRemoved == 1)
     let removed = try await store.changes(matching: ChangeQuery(kinds: [.removed]))
     #expect(removed.map(\.url) == [server.url("/item")])

@@ -24,9 +24,15 @@ struct ProcessedPage: Sendable {
     }
   }
 
-  /// Counts this page into the launch's figures.
+  /// The records a 304 kept: the server vouched that they are unchanged,
+  /// though the body was not read again.
+  var recordsVouchedFor: Int { kind == .notModified ? commit.page?.recordCount ?? 0 : 0 }
+
+  /// Counts this page into the launch's figures (its records' changes come
+  /// from the commit's result).
   func count(into s: inout RunSummary) {
     tally(into: &s)
+    s.recordsUnchanged += recordsVouchedFor
     s.bytes += Int64(bytes)
     for w in warnings { s.warn(w) }
   }
@@ -35,7 +41,7 @@ struct ProcessedPage: Sendable {
   /// until the commit's changes say otherwise).
   func count(into s: inout SourceRunSummary) {
     tally(into: &s)
-    s.recordsUnchanged += commit.records.count
+    s.recordsUnchanged += commit.records.count + recordsVouchedFor
     if kind == .failed {
       for w in warnings where s.failures.count < SourceRunSummary.failureLimit { s.failures.append(w) }
     }
@@ -145,7 +151,7 @@ final class PageContext: Sendable {
     switch outcome {
     case .fetched(let response):
       if let sitemapLevel { return processSitemap(response, item: item, level: sitemapLevel, now: now) }
-      return processResponse(response, item: item, now: now)
+      return processResponse(response, item: item, previous: previous, now: now)
     case .notModified(let response):
       var page = previous ?? PageRecord(url: item.url, fingerprint: item.fingerprint, status: 200, fetchedAt: now)
       page.fetchedAt = now
@@ -205,7 +211,8 @@ final class PageContext: Sendable {
     (400..<500).contains(status) && status != 408 && status != 429
   }
 
-  func processResponse(_ response: Response, item: FrontierItem, now: Date) -> ProcessedPage {
+  /// `previous` is the page as stored before this fetch, if any.
+  func processResponse(_ response: Response, item: FrontierItem, previous: PageRecord? = nil, now: Date) -> ProcessedPage {
     let bytes = response.body.count
     var page = PageContext.pageRecord(response, item: item, now: now)
     guard (200..<300).contains(response.status) else {
@@ -258,6 +265,8 @@ final class PageContext: Sendable {
         contentHash: StableHash.of(text.sorted))
     }
     let discovered = links.map { FrontierSeed(url: $0.canonicalHref, fingerprint: $0.fingerprint, depth: depth) }
+    // An unreadable body left the page's records as they were.
+    page.recordCount = unreadable ? previous?.recordCount ?? 0 : records.count
     return ProcessedPage(
       commit: commit(item, .done, page: page, records: records, discovered: discovered, keepsRecords: unreadable),
       kind: .fetched, bytes: bytes, warnings: extraction.warnings)
