@@ -46,6 +46,31 @@ import ForageTestSupport
     for n in 1...60 { #expect(server.requestCount(path: site.productPath(n)) == 1, "product \(n)") }
   }
 
+  /// A stop that arrives while the last page is in flight lets that page
+  /// finish and be committed; the crawl is then complete, so the launch
+  /// says so (the next launch must not start the crawl over).
+  @Test func test_stopDuringTheLastFetch_completesTheLaunch() async throws {
+    let stop = StopRequest()
+    let server = try TestServer(routes: [
+      "/only": Route { _ in
+        _ = stop.request()
+        return .html("<h1>Only</h1>")
+      }
+    ])
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    var fetch = FetchSettings()
+    fetch.robotsTxt = false
+    let config = ForageConfig(fetch: fetch, sources: [Source(name: "s", url: server.url("/only"), extract: ["t": "h1"])])
+    let summary = try await Job(config: config, store: store, transport: Engine.defaultTransport())
+      .run(budget: .seconds(30), stop: stop)
+    #expect(summary.completedSources == ["s"])
+    #expect(summary.recordsNew == 1)
+    #expect(summary.outcome == .completed, "\(summary.outcome)")
+    #expect(!summary.stoppedOnRequest && !summary.stoppedByBudget)
+  }
+
   @Test func test_issue8_unreachableRobots_isReportedAsSuch_andRetriedLater() async throws {
     let server = try TestServer(routes: [
       "/robots.txt": Route { _ in TestResponse(status: 503, body: Array("busy".utf8)) },

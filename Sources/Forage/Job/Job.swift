@@ -307,11 +307,6 @@ public final class Job: Sendable {
       group.cancelAll()
     }
 
-    if machine.stoppedOnRequest {
-      summary.outcome = .interrupted
-    } else if machine.stopping {
-      summary.outcome = .budget
-    }
     // Each source whose frontier ran dry may have completed its crawl; the
     // others keep their place for the next launch.
     for (i, lane) in machine.lanes.enumerated() where lane.isExhausted {
@@ -324,6 +319,14 @@ public final class Job: Sendable {
         summary.notificationsQueued += completion.notifications
         if completion.notifications > 0 { delivery?.wake() }
       }
+    }
+    // A stop that came as the last pages were committed left nothing for a
+    // next launch: when every source completed its crawl, the launch did.
+    let everyCrawlCompleted = summary.completedSources.count == sources.count
+    if machine.stoppedOnRequest && !everyCrawlCompleted {
+      summary.outcome = .interrupted
+    } else if machine.stopping && !everyCrawlCompleted {
+      summary.outcome = .budget
     }
     // Entries claimed and not fetched, claimed by this launch and failed, or
     // waiting for a retry go back to the queue.
