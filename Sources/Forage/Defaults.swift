@@ -36,6 +36,10 @@ public enum Defaults {
   public static let commitBatch = 256
   /// A page waits at most about this long to be committed.
   public static let commitInterval: Duration = .milliseconds(250)
+  /// The largest page, or downloaded source file, read into memory to
+  /// extract from (1 GiB): a page is held whole while it is parsed, and the
+  /// HTML parser's offsets are 32-bit. `fetch.maxBodySize` may not exceed it.
+  public static let maxReadSize = 1 << 30
   /// Query parameters dropped from URLs for deduplication.
   public static let removedQueryParameters = ["utm_*"]
 

@@ -93,7 +93,7 @@ struct DownloadCommand: Command {
         if entry.state == .done {
           out.note("\(url): already downloaded (--again to download it once more)")
         } else if entry.bytesWritten > 0 {
-          out.note("\(url): resuming at \(byteText(entry.bytesWritten))")
+          out.note("\(url): resuming at \(Units.formatBytes(entry.bytesWritten))")
         }
         ids.append(entry.id)
         resumedFrom[entry.id] = entry.state == .done ? 0 : entry.bytesWritten
@@ -132,10 +132,10 @@ struct DownloadCommand: Command {
         out.error("forage download: \(entry.url): \(entry.lastError ?? "failed")")
       case (_, .interrupted(let reason)?):
         allDone = false
-        out.note("forage download: \(entry.url): stopped (\(reason)); \(byteText(entry.bytesWritten)) kept, run again to resume")
+        out.note("forage download: \(entry.url): stopped (\(reason)); \(Units.formatBytes(entry.bytesWritten)) kept, run again to resume")
       case (_, .retryLater(let reason)?):
         allDone = false
-        out.error("forage download: \(entry.url): \(reason); \(byteText(entry.bytesWritten)) kept, run again to resume")
+        out.error("forage download: \(entry.url): \(reason); \(Units.formatBytes(entry.bytesWritten)) kept, run again to resume")
       default:
         allDone = false
         out.error("forage download: \(entry.url): not finished (\(entry.state.rawValue))")
@@ -159,9 +159,9 @@ struct DownloadCommand: Command {
       for e in entries {
         let size: String
         switch (e.state, e.knownSize) {
-        case (.done, _): size = byteText(e.bytesWritten)
-        case (_, let total?): size = "\(byteText(e.bytesWritten)) of \(byteText(total))"
-        case (_, nil): size = byteText(e.bytesWritten)
+        case (.done, _): size = Units.formatBytes(e.bytesWritten)
+        case (_, let total?): size = "\(Units.formatBytes(e.bytesWritten)) of \(Units.formatBytes(total))"
+        case (_, nil): size = Units.formatBytes(e.bytesWritten)
         }
         var text = "\(e.id)  \(e.state.rawValue.padding(7)) \(size.padding(22)) \(e.path ?? e.name.map { e.folder + "/" + $0 } ?? e.folder)  \(e.url)"
         if let sha = e.sha256 { text += "  sha256:\(sha)" }
@@ -180,18 +180,6 @@ struct DownloadCommand: Command {
     var isDir: ObjCBool = false
     return FileManager.default.fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue
   }
-}
-
-/// A byte count for a person: `512 B`, `12.3 KiB`, `1.5 GiB`.
-func byteText(_ n: Int) -> String {
-  let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-  var value = Double(n)
-  var unit = 0
-  while value >= 1024, unit < units.count - 1 {
-    value /= 1024
-    unit += 1
-  }
-  return unit == 0 ? "\(n) B" : String(format: "%.1f %@", value, units[unit])
 }
 
 /// The live line of running downloads: bytes so far (of the total when known), the
@@ -234,10 +222,10 @@ final class DownloadProgressLine: Sendable {
     let totals = all.compactMap(\.total)
     let total = totals.count == all.count ? totals.reduce(0, +) : nil
     let label = all.count == 1 ? (all[0].name ?? all[0].url) : "\(all.count) files"
-    var text = "\(label): \(byteText(bytes))"
-    if let total { text += " of \(byteText(total))" }
+    var text = "\(label): \(Units.formatBytes(bytes))"
+    if let total { text += " of \(Units.formatBytes(total))" }
     let rate = Double(fresh) / max(elapsed.seconds, 0.001)
-    text += " · \(byteText(Int(rate)))/s"
+    text += " · \(Units.formatBytes(Int(rate)))/s"
     if let total, rate > 0 {
       let left = Double(max(0, total - bytes)) / rate
       text += " · \(Int(left.rounded(.up)))s left"

@@ -222,6 +222,24 @@ func problems(_ json: String) -> [ConfigProblem] {
     #expect(Units.size("ten") == nil)
   }
 
+  /// A page is read whole to be parsed: a body limit past 1 GiB is refused,
+  /// on the config's fetch settings and on a source's.
+  @Test func test_maxBodySize_pastOneGiB_isRefused() throws {
+    let limit = try ForageConfig.parse(
+      Array(#"{"fetch": {"maxBodySize": "1GiB"}, "sources": [{"name": "a", "url": "https://x.org/"}]}"#.utf8), file: "t.json")
+    #expect(limit.fetch.maxBodySize == 1 << 30)
+    let p = problems(
+      #"{"fetch": {"maxBodySize": "3GiB"}, "sources": [{"name": "a", "url": "https://x.org/", "fetch": {"maxBodySize": "2GB"}}]}"#)
+    #expect(p.map(\.path) == ["fetch.maxBodySize", "sources[0].fetch.maxBodySize"], "\(p)")
+    #expect(p.first?.message.contains("at most 1GiB (3 GiB given)") == true, "\(p)")
+  }
+
+  @Test func test_formatBytes() {
+    #expect(Units.formatBytes(512) == "512 B")
+    #expect(Units.formatBytes(12_595) == "12.3 KiB")
+    #expect(Units.formatBytes(1 << 30) == "1 GiB")
+  }
+
   /// Found by the units fuzzer: 119986ms was written "120s", which reads back
   /// as 120 s and is then written "2m": a config written twice differed.
   @Test func test_format_ofAValueRoundingUpToTheNextUnit_usesThatUnit() {

@@ -265,7 +265,14 @@ struct ConfigReader {
     if timeout == .zero { problem(join(path, "timeout"), "must be more than 0s") }
     set(timeout, \.timeout)
     set(duration(m["connectTimeout"], at: join(path, "connectTimeout")), \.connectTimeout)
-    set(size(m["maxBodySize"], at: join(path, "maxBodySize")), \.maxBodySize)
+    let maxBody = size(m["maxBodySize"], at: join(path, "maxBodySize"))
+    if let maxBody, maxBody > Defaults.maxReadSize {
+      problem(
+        join(path, "maxBodySize"),
+        "must be at most 1GiB (\(Units.formatBytes(maxBody)) given): a page is read into memory to be parsed; "
+          + "large files are downloads (`\"download\": true` on a source, or `forage download`)")
+    }
+    set(maxBody, \.maxBodySize)
     set(bool(m["robotsTxt"], at: join(path, "robotsTxt")), \.robotsTxt)
     set(int(m["retries"], at: join(path, "retries")), \.retries)
     set(stringMap(m["headers"], at: join(path, "headers")), \.headers)

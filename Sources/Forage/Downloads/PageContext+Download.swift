@@ -35,9 +35,22 @@ extension PageContext {
       let results = try await downloads.work(ids: [entry.id], until: deadline - Defaults.stopMargin)
       switch results[entry.id] {
       case .done?:
-        guard let landed = try await downloads.store.download(id: entry.id), let path = landed.path,
-          let data = FileManager.default.contents(atPath: path)
-        else {
+        guard let landed = try await downloads.store.download(id: entry.id), let path = landed.path else {
+          return transient("the downloaded file is gone before it could be read")
+        }
+        // Read whole to extract from: a file past the limit stays where it is
+        // and is not read (it would not fit the parser, or memory).
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+        if size > Defaults.maxReadSize {
+          return ProcessedPage(
+            commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
+            kind: .failed,
+            warnings: [
+              "\(url.href): the downloaded file (\(path)) is \(Units.formatBytes(size)), more than the "
+                + "\(Units.formatBytes(Defaults.maxReadSize)) Forage reads to extract from; it was kept"
+            ])
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
           return transient("the downloaded file is gone before it could be read")
         }
         // The file was this crawl's copy of the source: read, it goes.

@@ -26,6 +26,18 @@ public enum Units {
     return Int(t).flatMap { $0 >= 0 ? $0 : nil }
   }
 
+  /// A byte count for a person: `512 B`, `12.3 KiB`, `1 GiB`.
+  public static func formatBytes(_ n: Int) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+    var value = Double(n)
+    var unit = 0
+    while value >= 1024, unit < units.count - 1 {
+      value /= 1024
+      unit += 1
+    }
+    return unit == 0 ? "\(n) B" : String(format1: value) + " " + units[unit]
+  }
+
   /// Formats a duration compactly (`1.5s`, `250ms`, `15m`).
   public static func format(_ d: Duration) -> String {
     let ms = Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
