@@ -92,6 +92,13 @@ struct QueryCommand: Command {
         return .jobFailed
       }
     } else {
+      let size = (try? FileManager.default.attributesOfItem(atPath: input)[.size] as? NSNumber)?.intValue ?? 0
+      if size > Defaults.maxReadSize {
+        out.error(
+          "forage query: \(input) is larger than \(Units.formatBytes(Defaults.maxReadSize)), "
+            + "the most a page may be (it is read whole to be parsed)")
+        return .badInput
+      }
       guard let data = FileManager.default.contents(atPath: input) else {
         out.error("forage query: cannot read \(input)")
         return .badInput

@@ -188,6 +188,21 @@ import ForageTestSupport
     #expect(r.stdout.isEmpty)
   }
 
+  /// A file past what is read whole is refused by its size, before it is
+  /// read (a sparse file: nothing is written to the disk).
+  @Test func test_query_fileOverOneGiB_exit2_sayingItsSize() throws {
+    let dir = TemporaryDirectory()
+    let path = dir.file("huge.html")
+    #expect(FileManager.default.createFile(atPath: path, contents: Data("<p>hi</p>".utf8)))
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    try handle.truncate(atOffset: UInt64(1 << 30) + 1)
+    try handle.close()
+    let r = try runForage(["query", path, "p", "--count"])
+    #expect(r.status == 2)
+    #expect(r.stderr.contains("\(path) is larger than 1 GiB, the most a page may be (it is read whole to be parsed)"), "\(r.stderr)")
+    #expect(r.stdout.isEmpty)
+  }
+
   @Test func test_issue8_query_charset_decodesTheInput() throws {
     let dir = TemporaryDirectory()
     // UTF-16LE without a byte order mark: only --charset can say so.

@@ -46,8 +46,8 @@ extension PageContext {
             commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
             kind: .failed,
             warnings: [
-              "\(url.href): the downloaded file (\(path)) is \(Units.formatBytes(size)), more than the "
-                + "\(Units.formatBytes(Defaults.maxReadSize)) Forage reads to extract from; it was kept"
+              "\(url.href): the downloaded file (\(path)) is larger than "
+                + "\(Units.formatBytes(Defaults.maxReadSize)), the most Forage reads to extract from; it was kept"
             ])
         }
         guard let data = FileManager.default.contents(atPath: path) else {
