@@ -33,7 +33,12 @@ final class CurlEasy: @unchecked Sendable {
   private var baseConfigured = false
   private var needsFullReset = false
 
-  enum Abort { case bodyTooLarge, headersTooLarge, truncatedAtLimit }
+  enum Abort {
+    case bodyTooLarge, headersTooLarge, truncatedAtLimit
+    /// The body is not markup and only markup was asked for: the response
+    /// stands without it (``TransferLimits/markupBodiesOnly``).
+    case skippedBody
+  }
 
   init?() {
     guard let handle = curl_easy_init() else { return nil }
@@ -168,9 +173,10 @@ final class CurlEasy: @unchecked Sendable {
     case .bodyTooLarge?: return .failure(.bodyTooLarge(host: host, limit: limits.maxBodySize))
     case .headersTooLarge?:
       return .failure(.headersTooLarge(host: host, limit: limits.maxHeaderSize))
-    case .truncatedAtLimit?, nil: break
+    case .truncatedAtLimit?, .skippedBody?, nil: break
     }
-    if code != CURLE_OK && !(abort == .truncatedAtLimit && code == CURLE_WRITE_ERROR) {
+    let stoppedOnPurpose = abort == .truncatedAtLimit || abort == .skippedBody
+    if code != CURLE_OK && !(stoppedOnPurpose && code == CURLE_WRITE_ERROR) {
       return .failure(error(for: code))
     }
     var status = 0
@@ -203,10 +209,11 @@ final class CurlEasy: @unchecked Sendable {
     guard status >= 100, let url else {
       return .failure(FetchError(.invalidResponse, host: host, "\(host ?? "the server") sent no valid status line"))
     }
-    return .success(
-      Response(
-        url: url, status: status, headers: headers, body: body, timings: timings,
-        bytesReceived: headerSize + Int(downloaded), httpVersion: versionName))
+    var response = Response(
+      url: url, status: status, headers: headers, body: body, timings: timings,
+      bytesReceived: headerSize + Int(downloaded), httpVersion: versionName)
+    response.bodySkipped = abort == .skippedBody
+    return .success(response)
   }
 
   /// Maps a libcurl error code to a typed error naming the limit and host.
@@ -265,6 +272,10 @@ final class CurlEasy: @unchecked Sendable {
   func receiveBody(_ data: UnsafeRawBufferPointer) -> Int {
     if let sink { return receiveDownload(data, into: sink) }
     let bytes = data.assumingMemoryBound(to: UInt8.self)  // typed: appends by memcpy
+    if limits.markupBodiesOnly && body.isEmpty && !wantsBody() {
+      abort = .skippedBody
+      return 0
+    }
     let room = limits.maxBodySize - body.count
     if bytes.count > room {
       if limits.truncateBody {
@@ -277,6 +288,16 @@ final class CurlEasy: @unchecked Sendable {
     }
     body.append(contentsOf: bytes)
     return bytes.count
+  }
+
+  /// False when the response being received is a success whose given
+  /// `Content-Type` is not markup (asked on its first body bytes, when the
+  /// head is complete).
+  private func wantsBody() -> Bool {
+    var status = 0
+    _ = forage_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+    guard (200..<300).contains(status), let type = headers["Content-Type"], !type.isEmpty else { return true }
+    return ContentType.isMarkup(type)
   }
 
   /// Called by libcurl once per header line (status line and blank line included).

@@ -65,6 +65,12 @@ public struct FetchSettings: Sendable, Hashable {
   /// (a sitemap over the protocol's 50 MB is read up to it), instead of
   /// failing the fetch. Not a config key.
   public var truncatesBody = false
+  /// A successful response whose `Content-Type` names neither HTML nor XML
+  /// (see ``ContentType/isMarkup(_:)``) comes back without its body
+  /// (``Response/bodySkipped``): a crawl that followed a link to an archive,
+  /// an image or a video learns what it is from the head and reads no more.
+  /// Not a config key: the engine sets it for the pages of HTML sources.
+  public var markupBodiesOnly = false
   /// The most header bytes accepted.
   public var maxHeaderSize = Default.maxHeaderSize
   /// When true, robots.txt is fetched and obeyed.
@@ -101,7 +107,7 @@ public struct FetchSettings: Sendable, Hashable {
     TransferLimits(
       timeout: timeout, connectTimeout: connectTimeout, lowSpeedLimit: lowSpeedLimit,
       lowSpeedTime: lowSpeedTime, maxBodySize: maxBodySize, maxHeaderSize: maxHeaderSize,
-      truncateBody: truncatesBody)
+      truncateBody: truncatesBody, markupBodiesOnly: markupBodiesOnly)
   }
 
   /// The product token matched against robots.txt user-agent lines: the leading

@@ -55,6 +55,10 @@ public struct TransferLimits: Sendable, Hashable {
   /// When true, a body longer than ``maxBodySize`` is cut at the limit and the
   /// response is returned without error (robots.txt parsing uses this).
   public var truncateBody: Bool
+  /// When true, the body of a 2xx response whose `Content-Type` is given and
+  /// names neither HTML nor XML is not read: the response has its status and
+  /// headers, an empty body and ``Response/bodySkipped`` set.
+  public var markupBodiesOnly: Bool
 
   /// Creates limits; the defaults are those of ``FetchSettings``.
   public init(
@@ -64,7 +68,8 @@ public struct TransferLimits: Sendable, Hashable {
     lowSpeedTime: Duration = FetchSettings.Default.lowSpeedTime,
     maxBodySize: Int = FetchSettings.Default.maxBodySize,
     maxHeaderSize: Int = FetchSettings.Default.maxHeaderSize,
-    truncateBody: Bool = false
+    truncateBody: Bool = false,
+    markupBodiesOnly: Bool = false
   ) {
     self.timeout = timeout
     self.connectTimeout = connectTimeout
@@ -73,5 +78,6 @@ public struct TransferLimits: Sendable, Hashable {
     self.maxBodySize = maxBodySize
     self.maxHeaderSize = maxHeaderSize
     self.truncateBody = truncateBody
+    self.markupBodiesOnly = markupBodiesOnly
   }
 }

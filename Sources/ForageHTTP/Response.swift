@@ -21,6 +21,10 @@ public struct Response: Sendable {
   public var bytesReceived: Int
   /// The HTTP version spoken, such as `"1.1"` or `"2"`, when known.
   public var httpVersion: String?
+  /// True when the body was not read because its `Content-Type` is not
+  /// markup and the request asked only for markup bodies
+  /// (``TransferLimits/markupBodiesOnly``); ``body`` is then empty.
+  public var bodySkipped = false
 
   /// Creates a response.
   public init(

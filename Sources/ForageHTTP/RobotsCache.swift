@@ -46,6 +46,7 @@ struct RobotsCache: Sendable {
     var limits = settings.limits
     limits.maxBodySize = FetchSettings.Default.robotsMaxSize
     limits.truncateBody = true
+    limits.markupBodiesOnly = false  // robots.txt is text/plain
     for _ in 0...FetchSettings.Default.robotsMaxRedirects {
       var request = Request(url: url, limits: limits, proxy: settings.proxy)
       request.headers["User-Agent"] = settings.userAgent

@@ -209,22 +209,48 @@ public final class URLSessionTransport: Transport {
         guard let http = response as? HTTPURLResponse else {
           return (continuation, .failure(FetchError(.invalidResponse, host: url.host, "no HTTP response")))
         }
-        var headers = HTTPHeaders()
-        for (name, value) in http.allHeaderFields {
-          headers.add("\(name)", "\(value)")
-        }
-        var headerBytes = 0
-        for field in headers { headerBytes += field.name.utf8.count + field.value.utf8.count + 4 }
-        if headerBytes > limits.maxHeaderSize {
+        guard let response = self.response(http, body: p.body) else {
           return (continuation, .failure(.headersTooLarge(host: url.host, limit: limits.maxHeaderSize)))
         }
-        let response = Response(
-          url: url, status: http.statusCode, headers: headers, body: p.body,
-          timings: Timings(total: ContinuousClock.now - start),
-          bytesReceived: headerBytes + p.body.count)
         p.body = []
         return (continuation, .success(response))
       }
+    }
+
+    /// The response of `http` with `body`, or nil when its head passes the
+    /// header limit.
+    private func response(_ http: HTTPURLResponse, body: [UInt8]) -> Response? {
+      var headers = HTTPHeaders()
+      for (name, value) in http.allHeaderFields {
+        headers.add("\(name)", "\(value)")
+      }
+      var headerBytes = 0
+      for field in headers { headerBytes += field.name.utf8.count + field.value.utf8.count + 4 }
+      if headerBytes > limits.maxHeaderSize { return nil }
+      return Response(
+        url: url, status: http.statusCode, headers: headers, body: body,
+        timings: Timings(total: ContinuousClock.now - start),
+        bytesReceived: headerBytes + body.count)
+    }
+
+    /// Ends the transfer with `http`'s head and no body when only markup
+    /// bodies are wanted and this successful response is something else;
+    /// returns true when it did (the task is then cancelled).
+    func skipsBody(of http: HTTPURLResponse) -> Bool {
+      guard limits.markupBodiesOnly, (200..<300).contains(http.statusCode),
+        let type = http.value(forHTTPHeaderField: "Content-Type"), !type.isEmpty, !ContentType.isMarkup(type),
+        var response = response(http, body: [])
+      else { return false }
+      response.bodySkipped = true
+      let continuation: CheckedContinuation<Response, any Error>? = progress.withLock { p in
+        p.stopped = true
+        guard !p.completed else { return nil }
+        p.completed = true
+        defer { p.continuation = nil }
+        return p.continuation
+      }
+      continuation?.resume(returning: response)
+      return true
     }
 
     /// Checks the header size as soon as the response head arrives.
@@ -304,9 +330,15 @@ public final class URLSessionTransport: Transport {
       _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
       completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-      if let state = state(dataTask), !state.headersArrived(response) {
-        completionHandler(.cancel)
-        return
+      if let state = state(dataTask) {
+        if !state.headersArrived(response) {
+          completionHandler(.cancel)
+          return
+        }
+        if let http = response as? HTTPURLResponse, state.skipsBody(of: http) {
+          completionHandler(.cancel)
+          return
+        }
       }
       completionHandler(.allow)
     }

@@ -127,6 +127,46 @@ import Testing
     let response = try await kind.make().fetch(Request(url: server.webURL("/big"), limits: limits))
     #expect(response.body.count == 1000)
   }
+
+  /// With `markupBodiesOnly`, a success that is not markup comes back with
+  /// its head and no body, and the transfer stops there; markup, a body with
+  /// no Content-Type, and a failure's body are read as usual.
+  @Test(arguments: TransportKind.allCases)
+  func test_markupBodiesOnly_skipsTheBodyOfAnArchive(_ kind: TransportKind) async throws {
+    let archive = [UInt8](repeating: 0x50, count: 8 << 20)
+    let server = try TestServer(routes: [
+      "/file": Route { _ in TestResponse(headers: [("Content-Type", "application/zip")], body: archive) },
+      "/missing": Route { _ in TestResponse(status: 404, headers: [("Content-Type", "image/png")], body: Array("gone".utf8)) },
+      "/page": Route { _ in .html("<p>page</p>") },
+      "/untyped": Route { _ in TestResponse(body: Array("<p>sniff me</p>".utf8)) },
+    ])
+    defer { server.stop() }
+    var limits = quickLimits(maxBodySize: 16 << 20)
+    limits.markupBodiesOnly = true
+    let transport = kind.make()
+    let file = try await transport.fetch(Request(url: server.webURL("/file"), limits: limits))
+    #expect(file.status == 200 && file.body.isEmpty && file.bodySkipped)
+    #expect(file.headers["Content-Type"] == "application/zip")
+    #expect(file.bytesReceived < 1 << 20, "\(file.bytesReceived) bytes received")
+    let missing = try await transport.fetch(Request(url: server.webURL("/missing"), limits: limits))
+    #expect(missing.status == 404 && missing.text == "gone" && !missing.bodySkipped)
+    let page = try await transport.fetch(Request(url: server.webURL("/page"), limits: limits))
+    #expect(page.text == "<p>page</p>" && !page.bodySkipped)
+    let untyped = try await transport.fetch(Request(url: server.webURL("/untyped"), limits: limits))
+    #expect(untyped.text == "<p>sniff me</p>")
+    // Without the setting the archive is read whole.
+    let whole = try await transport.fetch(Request(url: server.webURL("/file"), limits: quickLimits(maxBodySize: 16 << 20)))
+    #expect(whole.body.count == archive.count && !whole.bodySkipped)
+  }
+
+  @Test func test_contentType_isMarkup_withoutRegardToCase() {
+    for markup in ["text/html", "Text/HTML; charset=UTF-8", "application/xhtml+xml", "text/xml", "application/RSS+XML"] {
+      #expect(ContentType.isMarkup(markup), "\(markup)")
+    }
+    for other in ["image/png", "application/json", "application/pdf", "text/plai", "htm", "", "application/zip"] {
+      #expect(!ContentType.isMarkup(other), "\(other)")
+    }
+  }
 }
 
 #if canImport(CCurl)

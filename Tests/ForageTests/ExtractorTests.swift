@@ -123,15 +123,6 @@ func extract(_ html: String, _ source: Source, url: String = "https://shop.examp
     #expect(remembered.canonicalHref == "https://shop.example/b")
   }
 
-  @Test func test_isMarkup_contentTypesWithoutRegardToCase() {
-    for markup in ["text/html", "Text/HTML; charset=UTF-8", "application/xhtml+xml", "text/xml"] {
-      #expect(PageContext.isMarkup(markup), "\(markup)")
-    }
-    for other in ["image/png", "application/json", "application/pdf", "text/plai", "htm", ""] {
-      #expect(!PageContext.isMarkup(other), "\(other)")
-    }
-  }
-
   @Test func test_namesOtherScheme_onlyWhereTheParserWouldGiveAnotherScheme() throws {
     for other in ["mailto:a@b.example", "javascript:void(0)", "JavaScript:x", "tel:+331", "data:,x", " ftp://h/",
                   "httpx:y", "a+b-c.d:e"] {

@@ -255,6 +255,31 @@ func shopConfig(
 }
 
 @Suite struct JobEdgeTests {
+  /// A link whose name does not say it is a file (`/get?file=1`) is fetched,
+  /// but an HTML source reads no more than its head once that says it is
+  /// no page: the archive's 8 MiB never arrive, and nothing fails.
+  @Test func test_linkToAnArchiveUnderAPageName_costsItsHeadOnly() async throws {
+    let server = try TestServer(routes: [
+      "/": Route { _ in .html("<h1>Home</h1><a href=/get?file=1>the catalogue</a>") },
+      "/get": Route { _ in
+        TestResponse(headers: [("Content-Type", "application/zip")], body: [UInt8](repeating: 0x50, count: 8 << 20))
+      },
+    ])
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    var fetch = FetchSettings()
+    fetch.robotsTxt = false
+    let config = ForageConfig(fetch: fetch, sources: [
+      Source(name: "s", url: server.url("/"), extract: ["t": "h1"], crawl: CrawlScope())
+    ])
+    let summary = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(budget: .seconds(30))
+    #expect(summary.completedSources == ["s"])
+    #expect(summary.pagesFetched == 2 && summary.pagesFailed == 0, "\(summary)")
+    #expect(summary.bytes < 1 << 20, "\(summary.bytes) bytes read")
+    #expect(server.requestCount(path: "/get") == 1)
+  }
+
   @Test func test_startURL_mayRedirectOutOfTheIncludePatterns() async throws {
     let server = try TestServer(routes: [
       "/": Route { _ in .redirect(to: "/home") },

@@ -79,6 +79,10 @@ final class PageContext: Sendable {
     self.downloads = downloads
     self.downloadsDirectory = downloadsDirectory
     self.source = source
+    // An HTML source reads markup only: a link that leads to an archive or a
+    // video under a name that does not say so costs its head, not its body.
+    var settings = settings
+    settings.markupBodiesOnly = source.source.format == .html
     self.settings = settings
     self.fetcher = fetcher
     self.run = run
@@ -244,7 +248,7 @@ final class PageContext: Sendable {
       extraction = Extractor.extractFeed(response.body, url: response.url, contentType: contentType, source: source)
       unreadable = extraction.records.isEmpty && !extraction.warnings.isEmpty
     case .html:
-      guard contentType.isEmpty || PageContext.isMarkup(contentType) else {
+      guard contentType.isEmpty || ContentType.isMarkup(contentType) else {
         // Followed a link to an image or a PDF: nothing to extract or follow.
         return ProcessedPage(commit: commit(item, .done, page: page), kind: .fetched, bytes: bytes)
       }
@@ -302,20 +306,5 @@ final class PageContext: Sendable {
   static func inScope(_ url: WebURL, source: CompiledSource, depth: Int) -> Bool {
     if let scope = source.source.crawl, depth > scope.maxDepth { return false }
     return source.admits(url)
-  }
-
-  /// True when a Content-Type names HTML or XML ("text/html; charset=utf-8",
-  /// "application/xhtml+xml"), compared without regard to ASCII case.
-  static func isMarkup(_ contentType: String) -> Bool {
-    let bytes = Array(contentType.utf8).map { $0 | ($0 >= 0x41 && $0 <= 0x5A ? 0x20 : 0) }
-    func contains(_ word: StaticString) -> Bool {
-      let w = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
-      guard bytes.count >= w.count else { return false }
-      for start in 0...(bytes.count - w.count) where bytes[start] == w[0] {
-        if (1..<w.count).allSatisfy({ bytes[start + $0] == w[$0] }) { return true }
-      }
-      return false
-    }
-    return contains("html") || contains("xml")
   }
 }

@@ -73,6 +73,7 @@ extension PageContext {
     var s = settings
     s.maxBodySize = Sitemap.maxBytes + 1
     s.truncatesBody = true
+    s.markupBodiesOnly = false  // a sitemap may come gzipped, as application/gzip
     return s
   }
 
