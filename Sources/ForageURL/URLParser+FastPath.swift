@@ -55,6 +55,9 @@ enum FastPath {
 
   /// An absolute URL already in serialized form: href is the input.
   static func absolute(_ b: UnsafeBufferPointer<UInt8>, _ string: String) -> WebURL? {
+    // The lazy table read once per call: inside the loops each read of the
+    // static went through its one-time-initialization check.
+    let table = Self.table
     guard let colon = schemeLength(b).map({ $0 - 1 }),
       let special = SpecialScheme(bytes: UnsafeBufferPointer(rebasing: b[0..<colon])),
       special != .file,
@@ -139,6 +142,7 @@ enum FastPath {
     _ b: UnsafeBufferPointer<UInt8>, from start: Int, into l: inout URLLayout,
     shift: Int = 0, startIn component: UInt8 = pathOK
   ) -> Bool {
+    let table = Self.table  // once per call (see `absolute`)
     var i = start
     let n = b.count
     if component == pathOK {
@@ -182,6 +186,7 @@ enum FastPath {
   static func relative(_ b: UnsafeBufferPointer<UInt8>, _ string: String, _ base: WebURL)
     -> WebURL?
   {
+    let table = Self.table  // once per call (see `absolute`)
     let bl = base.layout
     guard bl.isSpecial, bl.hasHost, !bl.hasOpaquePath, !b.isEmpty,
       !(bl.schemeEnd == 4 && base.href.utf8.starts(with: "file".utf8))  // drive letters
