@@ -218,6 +218,33 @@ enum PostgresMigrations {
         lease_until BIGINT NOT NULL
       );
       """),
+    // A request slot in one round trip: the steps of `takeHostTicket` were
+    // six statements in a transaction (eight round trips per request, on
+    // one connection that every request start of a worker waits for). The
+    // time is read after the host's row is locked, so a wait for the lock
+    // does not make the next start early.
+    ("pg4-host-ticket-function", """
+      CREATE FUNCTION forage_take_host_ticket(
+        p_host TEXT, p_owner TEXT, p_concurrency INTEGER, p_delay BIGINT, p_lease BIGINT
+      ) RETURNS BIGINT LANGUAGE plpgsql AS $$
+      DECLARE
+        v_next BIGINT;
+        v_now BIGINT;
+        v_id BIGINT;
+      BEGIN
+        INSERT INTO host_slots (host) VALUES (p_host) ON CONFLICT (host) DO NOTHING;
+        SELECT next_at INTO v_next FROM host_slots WHERE host = p_host FOR UPDATE;
+        v_now := (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT;
+        IF v_next > v_now THEN RETURN NULL; END IF;
+        DELETE FROM host_tickets WHERE host = p_host AND lease_until < v_now;
+        IF (SELECT count(*) FROM host_tickets WHERE host = p_host) >= p_concurrency THEN RETURN NULL; END IF;
+        UPDATE host_slots SET next_at = v_now + p_delay WHERE host = p_host;
+        INSERT INTO host_tickets (host, owner, lease_until) VALUES (p_host, p_owner, v_now + p_lease)
+          RETURNING id INTO v_id;
+        RETURN v_id;
+      END
+      $$;
+      """),
   ]
 
   /// An arbitrary constant naming Forage's migration lock among advisory locks.

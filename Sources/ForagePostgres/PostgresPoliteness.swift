@@ -20,9 +20,10 @@ actor PostgresPoliteness {
     db = nil
   }
 
-  /// Runs `body` in a transaction on the connection, made on first use and
-  /// again after a loss, with backoff for up to `reconnectTimeout`.
-  private func run<T>(_ body: (PostgresConnection) throws -> T) async throws -> T {
+  /// Runs `body` on the connection, in a transaction unless `transaction`
+  /// is false (one statement is its own), made on first use and again after
+  /// a loss, with backoff for up to `reconnectTimeout`.
+  private func run<T>(transaction: Bool = true, _ body: (PostgresConnection) throws -> T) async throws -> T {
     let clock = ContinuousClock()
     let giveUp = clock.now + reconnectTimeout
     var delay = Duration.milliseconds(100)
@@ -30,7 +31,7 @@ actor PostgresPoliteness {
       do {
         if db?.isOpen != true { db = try PostgresConnection(url: url, connectTimeout: 5) }
         let db = self.db!
-        return try db.transaction { try body(db) }
+        return transaction ? try db.transaction { try body(db) } : try body(db)
       } catch let error as StoreError where PostgresStore.isRetryable(error) {
         if clock.now + delay > giveUp { throw error }
         try await Task.sleep(for: delay)
@@ -49,30 +50,18 @@ actor PostgresPoliteness {
   {
     let delayMS = Self.milliseconds(delay)
     let leaseMS = Self.milliseconds(lease)
-    return try await run { db in
-      try db.query("INSERT INTO host_slots (host) VALUES ($1) ON CONFLICT (host) DO NOTHING", [.text(host)])
-      let slot = try db.query(
-        """
-        SELECT next_at, (extract(epoch FROM clock_timestamp()) * 1000)::bigint FROM host_slots
-        WHERE host = $1 FOR UPDATE
-        """, [.text(host)])
-      let nextAt = slot.int64(0, 0)
-      let now = slot.int64(0, 1)
-      guard nextAt <= now else { return nil }
-      try db.query("DELETE FROM host_tickets WHERE host = $1 AND lease_until < $2", [.text(host), .int(now)])
-      let inFlight = try db.query("SELECT count(*) FROM host_tickets WHERE host = $1", [.text(host)]).int(0, 0)
-      guard inFlight < concurrency else { return nil }
-      try db.query("UPDATE host_slots SET next_at = $2 WHERE host = $1", [.text(host), .int(now + delayMS)])
-      return try db.query(
-        "INSERT INTO host_tickets (host, owner, lease_until) VALUES ($1, $2, $3) RETURNING id",
-        [.text(host), .text(owner), .int(now + leaseMS)]
-      ).int64(0, 0)
+    // One statement (migration pg4), its own transaction: one round trip.
+    return try await run(transaction: false) { db in
+      try db.query(
+        "SELECT forage_take_host_ticket($1, $2, $3, $4, $5)",
+        [.text(host), .text(owner), .int(concurrency), .int(delayMS), .int(leaseMS)]
+      ).optionalInt64(0, 0)
     }
   }
 
   /// See ``PostgresStore/returnHostTicket(_:)``.
   func returnHostTicket(_ ticket: Int64) async throws {
-    try await run { db in
+    try await run(transaction: false) { db in
       _ = try db.query("DELETE FROM host_tickets WHERE id = $1", [.int(ticket)])
     }
   }
