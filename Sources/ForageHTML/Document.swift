@@ -95,7 +95,9 @@ public final class Document {
   @exclusivity(unchecked) var elementOrderCache: ElementOrder?
 
   /// The document's quirks mode, set by the tree builder from the DOCTYPE.
-  public internal(set) var quirksMode: QuirksMode = .noQuirks
+  /// (Unchecked like the arena: every selector query reads it, and a
+  /// checked access cost more than the rest of a quick query's set-up.)
+  @exclusivity(unchecked) public internal(set) var quirksMode: QuirksMode = .noQuirks
   /// How many parse errors the tokenizer and tree builder reported.
   public internal(set) var parseErrorCount: Int = 0
   /// The parse errors, when parsed with `ParserOptions(collectErrors: true)`;
