@@ -688,6 +688,9 @@ func containsWord(_ v: UnsafeBufferPointer<UInt8>, _ w: UnsafeBufferPointer<UInt
 
 /// `containsWord` for a `w` known to be non-empty and without whitespace.
 func containsValidWord(_ v: UnsafeBufferPointer<UInt8>, _ w: UnsafeBufferPointer<UInt8>, fold: Bool) -> Bool {
+  // A value no longer than the word can only be the word itself (the
+  // usual one-class attribute): one compare, no scan for whitespace.
+  if v.count <= w.count { return v.count == w.count && bytesEqual(v, 0, w, count: w.count, fold: fold) }
   var i = 0
   let n = v.count
   while i < n {
