@@ -88,8 +88,9 @@ public final class Document {
   @exclusivity(unchecked) var extraAttributeNames: [String] = []
   @exclusivity(unchecked) var extraAttributeIndex: [String: Int32] = [:]
   @exclusivity(unchecked) var doctypes: [Doctype] = []
-  /// Counts changes to the tree's shape (`append`, `insert`, `remove`), so
-  /// that `elementOrder` knows when to build itself again.
+  /// Counts changes to the tree's shape (`append`, `insert`, `remove`) and
+  /// to elements' attribute ranges (`addMissingAttributes`), so that
+  /// `elementOrder` knows when to build itself again.
   @exclusivity(unchecked) var treeVersion: UInt64 = 0
   /// The element index of the last query (see `elementOrder`).
   @exclusivity(unchecked) var elementOrderCache: ElementOrder?
@@ -452,6 +453,8 @@ extension Document {
     // Inserted in place (a copy taken out of the dictionary would be copied again).
     for a in extra where addedAttributeKeys[n.raw]!.insert(AttributeKey(a)).inserted { added.append(a) }
     guard !added.isEmpty else { return }
+    // The element index copies attribute ranges (see `ElementOrder.Entry`).
+    treeVersion &+= 1
     let count = nodes[i].attributeCount
     nodes[i].attributeStart = Self.grow(
       &attributes, start: nodes[i].attributeStart, count: count, by: added, room: &attributeRoom[n.raw],

@@ -100,6 +100,19 @@ import Testing
     }
   }
 
+  /// The element index copies attribute ranges: adding attributes to an
+  /// element after a query must not leave the next query on stale ones.
+  @Test func test_quickPath_seesAttributesAddedAfterAQuery() throws {
+    let doc = Document.parse(html: #"<p id=a>1</p><p id=b class=x>2</p>"#)
+    let marked = try Selector("p[data-new]")
+    #expect(doc.select(marked).isEmpty)
+    let a = try #require(try doc.selectFirst("#a"))
+    doc.addMissingAttributes(a.id, [Attribute(name: "data-new", value: "1"), Attribute(name: "class", value: "x y")])
+    #expect(doc.select(marked).map { $0.attr("id") } == ["a"])
+    #expect(try doc.select(".x").map { $0.attr("id") } == ["a", "b"])
+    #expect(try doc.selectFirst("p.y")?.attr("id") == "a")
+  }
+
   @Test func test_generalPath_forOtherSelectors() throws {
     for css in ["div > a", "a:first-child", "a[href] span", ":scope", ".a\\ b"] {
       #expect(try Selector(css).compiled.quick == nil, "\(css)")
