@@ -46,7 +46,7 @@ extension Document {
     let order = elementOrder
     let range = elementRange(under: root, in: order)
     if let quick = selector.compiled.quick, let range {
-      return quickSelect(quick, in: order, range)
+      return withExtendedLifetime(order) { quickSelect(quick, in: order.entries, range) }
     }
     let matcher = SelectorMatcher(selector, document: self, scope: scope())
     var result: [Element] = []
@@ -67,7 +67,7 @@ extension Document {
     if let range = elementRange(under: root, in: order) {
       let k: Int
       if let quick = selector.compiled.quick {
-        k = quickFirst(quick, in: order, range)
+        k = withExtendedLifetime(order) { quickFirst(quick, in: order.entries, range) }
       } else {
         k = SelectorMatcher(selector, document: self, scope: scope()).firstMatch(in: order, range)
       }

@@ -365,18 +365,24 @@ extension Document {
     }
   }
 
-  /// The index of the first entry of `order` in `range` that matches, or -1.
-  func quickFirst(_ quick: QuickSelectors, in order: ElementOrder, _ range: Range<Int>) -> Int {
-    withQuickProbe(quick) { probe in probe.first(order.entries, from: range.lowerBound, to: range.upperBound) }
+  /// The index of the first entry of `entries` in `range` that matches, or
+  /// -1. (The entries of an element index the caller keeps alive: taking
+  /// the index itself, the closures retained and released it twice.)
+  func quickFirst(
+    _ quick: QuickSelectors, in entries: UnsafeBufferPointer<ElementOrder.Entry>, _ range: Range<Int>
+  ) -> Int {
+    withQuickProbe(quick) { probe in probe.first(entries, from: range.lowerBound, to: range.upperBound) }
   }
 
-  /// The elements of `order` in `range` that match, in order.
-  func quickSelect(_ quick: QuickSelectors, in order: ElementOrder, _ range: Range<Int>) -> [Element] {
+  /// The elements of `entries` in `range` that match, in order.
+  func quickSelect(
+    _ quick: QuickSelectors, in entries: UnsafeBufferPointer<ElementOrder.Entry>, _ range: Range<Int>
+  ) -> [Element] {
     // The matches' ids go to temporary memory first, so the result is
     // allocated once, at its size.
     withUnsafeTemporaryAllocation(of: Int32.self, capacity: max(range.count, 1)) { found in
       let count = withQuickProbe(quick) { probe in
-        probe.collect(order.entries, from: range.lowerBound, to: range.upperBound, into: found)
+        probe.collect(entries, from: range.lowerBound, to: range.upperBound, into: found)
       }
       // (`Array(unsafeUninitializedCapacity:)` allocated through an
       // unspecialized path, three times the cost of this.)
