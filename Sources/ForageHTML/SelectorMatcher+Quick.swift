@@ -3,8 +3,10 @@
 // `h1, h2`). The general matcher walks enums whose payloads are strings
 // and classes, so each element it tests costs reference counting and a
 // String's bytes fetched anew; here every test is plain data made once per
-// selector, its strings' bytes are in one array, and a query borrows the
-// document's arrays once. The result is the same as `SelectorMatcher`'s
+// selector, its strings' bytes in memory the selector owns, and a query
+// borrows the document's attributes once and scans the element index
+// (`ElementOrder`), whose entries carry each element's name and attribute
+// range. The result is the same as `SelectorMatcher`'s
 // (`SelectorQuickPathTests` compares the two).
 
 /// One id, class or attribute test of a compound, as plain data.
