@@ -113,6 +113,19 @@ import Testing
     #expect(try doc.selectFirst("p.y")?.attr("id") == "a")
   }
 
+  /// Attribute values made into Strings: empty, small, long, not ASCII.
+  @Test func test_attr_values() throws {
+    let long = String(repeating: "/product/x.html?utm_source=", count: 3)
+    let doc = Document.parse(html: "<p a=\"\" b=x c=\"café ☕ 𝄞\" d=\"\(long)\" e=&eacute;&#x1F600;>")
+    let p = try #require(try doc.selectFirst("p"))
+    #expect(p.attr("a") == "")
+    #expect(p.attr("b") == "x")
+    #expect(p.attr("c") == "café ☕ 𝄞")
+    #expect(p.attr("d") == long)
+    #expect(p.attr("e") == "é😀")
+    #expect(p.attributes.map(\.value) == ["", "x", "café ☕ 𝄞", long, "é😀"])
+  }
+
   @Test func test_generalPath_forOtherSelectors() throws {
     for css in ["div > a", "a:first-child", "a[href] span", ":scope", ".a\\ b"] {
       #expect(try Selector(css).compiled.quick == nil, "\(css)")
