@@ -18,14 +18,20 @@ final class ElementOrder {
     var end: Int32
     /// Its interned local name (`Document.names`).
     var name: Int32
+    /// Its attributes, `Document.attributes[attributeStart ..<
+    /// attributeStart + attributeCount]` (copied from its record, so the
+    /// quick selector path reads no node record).
+    var attributeStart: Int32
+    var attributeCount: Int32
     /// True in the HTML namespace (type selectors match case-insensitively).
     var isHTML: Bool
   }
 
   /// The version of the tree this index describes.
   let version: UInt64
-  /// The elements in tree order.
-  let entries: [Entry]
+  /// The elements in tree order, in memory this index owns: a query reads
+  /// them without retaining an array.
+  let entries: UnsafeBufferPointer<Entry>
   /// The number of nodes of the document when the index was built.
   private let nodeCount: Int
   /// For each node id: its index in `entries`, or -1 (not an element, or
@@ -41,54 +47,61 @@ final class ElementOrder {
     version = document.treeVersion
     let nodes = document.nodes
     nodeCount = nodes.count
-    var count = 0
-    // At most one entry per node; written through raw buffers (one pass,
-    // no per-append capacity or uniqueness checks). The stack of open
-    // elements (entry indices of the elements whose subtree is being
-    // walked) is temporary memory: on the stack for ordinary pages.
-    entries = [Entry](unsafeUninitializedCapacity: nodes.count) { out, initialized in
-      withUnsafeTemporaryAllocation(of: Int32.self, capacity: max(nodes.count, 1)) { open in
-        nodes.withUnsafeBufferPointer { p in
-          var depth = 0
-          var n = p[0].firstChild
-          while n >= 0 {
-            let r = p[Int(n)]
-            if r.kind == .element {
-              let index = count
-              (out.baseAddress! + index).initialize(
-                to: Entry(node: n, end: -1, name: r.name, isHTML: r.namespace == .html))
-              count += 1
-              if r.firstChild >= 0 {
-                open[depth] = Int32(index)
-                depth += 1
-                n = r.firstChild
-                continue
-              }
-              out[index].end = Int32(count)
+    // At most one entry per node; written in one pass through raw memory.
+    // The stack of open elements (entry indices of the elements whose
+    // subtree is being walked) is temporary memory: on the stack for
+    // ordinary pages. Counters wrap rather than trap: they stay below the
+    // node count, which fits in Int32.
+    let out = UnsafeMutablePointer<Entry>.allocate(capacity: max(nodes.count, 1))
+    var count: Int32 = 0
+    withUnsafeTemporaryAllocation(of: Int32.self, capacity: max(nodes.count, 1)) { open in
+      nodes.withUnsafeBufferPointer { p in
+        var depth = 0
+        var n = p[0].firstChild
+        while n >= 0 {
+          let r = p[Int(n)]
+          if r.kind == .element {
+            let index = count
+            (out + Int(index)).initialize(
+              to: Entry(
+                node: n, end: -1, name: r.name, attributeStart: r.attributeStart, attributeCount: r.attributeCount,
+                isHTML: r.namespace == .html))
+            count &+= 1
+            if r.firstChild >= 0 {
+              open[depth] = index
+              depth &+= 1
+              n = r.firstChild
+              continue
             }
-            // Leave `n`: its next sibling, or the next sibling of the
-            // nearest open element that has one (closing each one passed).
-            var c = n
-            while true {
-              let next = p[Int(c)].nextSibling
-              if next >= 0 {
-                n = next
-                break
-              }
-              guard depth > 0 else {
-                n = -1
-                break
-              }
-              depth -= 1
-              let up = Int(open[depth])
-              out[up].end = Int32(count)
-              c = out[up].node
+            out[Int(index)].end = count
+          }
+          // Leave `n`: its next sibling, or the next sibling of the
+          // nearest open element that has one (closing each one passed).
+          var c = n
+          while true {
+            let next = p[Int(c)].nextSibling
+            if next >= 0 {
+              n = next
+              break
             }
+            guard depth > 0 else {
+              n = -1
+              break
+            }
+            depth &-= 1
+            let up = Int(open[depth])
+            out[up].end = count
+            c = out[up].node
           }
         }
       }
-      initialized = count
     }
+    entries = UnsafeBufferPointer(start: out, count: Int(count))
+  }
+
+  deinit {
+    // `Entry` is a trivial type: nothing to deinitialize.
+    UnsafeMutablePointer(mutating: entries.baseAddress!).deallocate()
   }
 }
 

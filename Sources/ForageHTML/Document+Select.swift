@@ -31,22 +31,28 @@ extension Document {
   ///     let rows = try Selector("tr:has(> td)")
   ///     let count = page.select(rows).count
   public func select(_ selector: Selector) -> [Element] {
-    selectElements(selector, under: rootID, scope: documentElement?.id)
+    selectElements(selector, under: rootID, scope: documentElementID)
   }
 
   /// Returns the first element matching a parsed selector, or nil.
   public func selectFirst(_ selector: Selector) -> Element? {
-    firstElement(selector, under: rootID, scope: documentElement?.id)
+    firstElement(selector, under: rootID, scope: documentElementID)
   }
 
   /// The elements strictly inside `root` that match, in tree order.
-  func selectElements(_ selector: Selector, under root: NodeID, scope: NodeID?) -> [Element] {
-    let matcher = SelectorMatcher(selector, document: self, scope: scope)
+  /// (`scope` is evaluated only when the general matcher runs: the quick
+  /// path has no `:scope`.)
+  func selectElements(_ selector: Selector, under root: NodeID, scope: @autoclosure () -> NodeID?) -> [Element] {
+    let order = elementOrder
+    let range = elementRange(under: root, in: order)
+    if let quick = selector.compiled.quick, let range {
+      return withExtendedLifetime(order) { quickSelect(quick, in: order.entries, range) }
+    }
+    let matcher = SelectorMatcher(selector, document: self, scope: scope())
     var result: [Element] = []
     // Room for a typical list of links or rows: fewer regrowths.
     result.reserveCapacity(16)
-    let order = elementOrder
-    if let range = elementRange(under: root, in: order) {
+    if let range {
       matcher.collect(in: order, range, into: &result)
     } else {
       matcher.collect(under: root.raw, into: &result)
@@ -56,15 +62,31 @@ extension Document {
 
   /// The first element strictly inside `root` that matches, in tree order:
   /// the search stops there.
-  func firstElement(_ selector: Selector, under root: NodeID, scope: NodeID?) -> Element? {
-    let matcher = SelectorMatcher(selector, document: self, scope: scope)
+  func firstElement(_ selector: Selector, under root: NodeID, scope: @autoclosure () -> NodeID?) -> Element? {
     let order = elementOrder
     if let range = elementRange(under: root, in: order) {
-      let k = matcher.firstMatch(in: order, range)
+      let k: Int
+      if let quick = selector.compiled.quick {
+        k = withExtendedLifetime(order) { quickFirst(quick, in: order.entries, range) }
+      } else {
+        k = SelectorMatcher(selector, document: self, scope: scope()).firstMatch(in: order, range)
+      }
       return k >= 0 ? Element(self, NodeID(raw: order.entries[k].node)) : nil
     }
+    let matcher = SelectorMatcher(selector, document: self, scope: scope())
     let n = matcher.firstMatch(after: root.raw, under: root.raw)
     return n >= 0 ? Element(self, NodeID(raw: n)) : nil
+  }
+
+  /// The id of the document element: the first element child of the
+  /// document node (read from the arena, without a child sequence).
+  var documentElementID: NodeID? {
+    var c = nodes[0].firstChild
+    while c >= 0 {
+      if nodes[Int(c)].kind == .element { return NodeID(raw: c) }
+      c = nodes[Int(c)].nextSibling
+    }
+    return nil
   }
 
   /// The document element (`<html>`): the first element child of the

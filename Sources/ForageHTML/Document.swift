@@ -88,14 +88,17 @@ public final class Document {
   @exclusivity(unchecked) var extraAttributeNames: [String] = []
   @exclusivity(unchecked) var extraAttributeIndex: [String: Int32] = [:]
   @exclusivity(unchecked) var doctypes: [Doctype] = []
-  /// Counts changes to the tree's shape (`append`, `insert`, `remove`), so
-  /// that `elementOrder` knows when to build itself again.
+  /// Counts changes to the tree's shape (`append`, `insert`, `remove`) and
+  /// to elements' attribute ranges (`addMissingAttributes`), so that
+  /// `elementOrder` knows when to build itself again.
   @exclusivity(unchecked) var treeVersion: UInt64 = 0
   /// The element index of the last query (see `elementOrder`).
   @exclusivity(unchecked) var elementOrderCache: ElementOrder?
 
   /// The document's quirks mode, set by the tree builder from the DOCTYPE.
-  public internal(set) var quirksMode: QuirksMode = .noQuirks
+  /// (Unchecked like the arena: every selector query reads it, and a
+  /// checked access cost more than the rest of a quick query's set-up.)
+  @exclusivity(unchecked) public internal(set) var quirksMode: QuirksMode = .noQuirks
   /// How many parse errors the tokenizer and tree builder reported.
   public internal(set) var parseErrorCount: Int = 0
   /// The parse errors, when parsed with `ParserOptions(collectErrors: true)`;
@@ -450,6 +453,8 @@ extension Document {
     // Inserted in place (a copy taken out of the dictionary would be copied again).
     for a in extra where addedAttributeKeys[n.raw]!.insert(AttributeKey(a)).inserted { added.append(a) }
     guard !added.isEmpty else { return }
+    // The element index copies attribute ranges (see `ElementOrder.Entry`).
+    treeVersion &+= 1
     let count = nodes[i].attributeCount
     nodes[i].attributeStart = Self.grow(
       &attributes, start: nodes[i].attributeStart, count: count, by: added, room: &attributeRoom[n.raw],

@@ -25,10 +25,7 @@ public struct Element {
   /// The value of an attribute, looked up ASCII case-insensitively on HTML
   /// elements, or nil when absent.
   public func attr(_ name: String) -> String? {
-    if document.namespace(id) == .html && hasASCIIUppercase(name) {
-      return document.attribute(id, name.lowercased())
-    }
-    return document.attribute(id, name)
+    document.attributeValue(id.raw, lookingUp: name)
   }
 
   /// The parent element, if the parent is an element.

@@ -79,12 +79,16 @@ final class CompiledSelector: Sendable {
   /// True when some simple selector needs sibling positions (the `:nth-*`
   /// family, `:only-of-type`), so a matcher sets up its position cache.
   let usesSiblingIndexes: Bool
+  /// The selector as plain data when it is simple enough for the quick
+  /// path (one compound per selector: type, ids, classes, attributes).
+  let quick: QuickSelectors?
 
   init(_ list: SelectorList, _ typeNames: [TypeName]) {
     self.list = list
     self.typeNames = typeNames
     self.codes = TypeCodes(list, typeNames) { T.index[$0] }
     self.usesSiblingIndexes = Self.usesSiblingIndexes(list)
+    self.quick = QuickSelectors.make(list, typeNames)
   }
 
   /// True when `list` (nested lists included) has a simple selector whose

@@ -115,24 +115,23 @@ struct SelectorMatcher {
     selector.list.selectors.withUnsafeBufferPointer { selectors in
       codes.subjectLower.withUnsafeBufferPointer { subjectLower in
         codes.subjectExact.withUnsafeBufferPointer { subjectExact in
-          order.entries.withUnsafeBufferPointer { entries in
-            var k = range.lowerBound
-            while k < range.upperBound {
-              let entry = entries[k]
-              var i = 0
-              while i < selectors.count {
-                let wanted = entry.isHTML ? subjectLower[i] : subjectExact[i]
-                if (wanted == Self.anyType || wanted == entry.name)
-                  && matchComplex(selectors[i], 0, entry.node, anchor: -1) == .matched
-                {
-                  return k
-                }
-                i += 1
+          let entries = order.entries
+          var k = range.lowerBound
+          while k < range.upperBound {
+            let entry = entries[k]
+            var i = 0
+            while i < selectors.count {
+              let wanted = entry.isHTML ? subjectLower[i] : subjectExact[i]
+              if (wanted == Self.anyType || wanted == entry.name)
+                && matchComplex(selectors[i], 0, entry.node, anchor: -1) == .matched
+              {
+                return k
               }
-              k += 1
+              i += 1
             }
-            return -1
+            k += 1
           }
+          return -1
         }
       }
     }
@@ -627,53 +626,78 @@ func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ aStart: Int, _ b: UnsafeBuffe
 /// `v` equals `lowerWanted` ignoring ASCII case (`lowerWanted` is
 /// already lower-cased).
 func asciiEqualFolded(_ v: UnsafeBufferPointer<UInt8>, _ lowerWanted: String) -> Bool {
-  withBytes(lowerWanted) { w in
-    v.count == w.count && bytesEqual(v, 0, w, count: w.count, fold: true)
-  }
+  withBytes(lowerWanted) { w in bytesEqual(v, w, fold: true) }
+}
+
+/// `v` and `w` are the same bytes (ASCII case folded in `v` when `fold`;
+/// `w` is then lower case).
+@inline(__always)
+func bytesEqual(_ v: UnsafeBufferPointer<UInt8>, _ w: UnsafeBufferPointer<UInt8>, fold: Bool) -> Bool {
+  v.count == w.count && bytesEqual(v, 0, w, count: w.count, fold: fold)
 }
 
 func bytesHasPrefix(_ v: UnsafeBufferPointer<UInt8>, _ wanted: String, fold: Bool) -> Bool {
-  withBytes(wanted) { w in
-    v.count >= w.count && bytesEqual(v, 0, w, count: w.count, fold: fold)
-  }
+  withBytes(wanted) { w in bytesHasPrefix(v, w, fold: fold) }
+}
+
+func bytesHasPrefix(_ v: UnsafeBufferPointer<UInt8>, _ w: UnsafeBufferPointer<UInt8>, fold: Bool) -> Bool {
+  v.count >= w.count && bytesEqual(v, 0, w, count: w.count, fold: fold)
 }
 
 func bytesHasSuffix(_ v: UnsafeBufferPointer<UInt8>, _ wanted: String, fold: Bool) -> Bool {
-  withBytes(wanted) { w in
-    v.count >= w.count && bytesEqual(v, v.count - w.count, w, count: w.count, fold: fold)
-  }
+  withBytes(wanted) { w in bytesHasSuffix(v, w, fold: fold) }
+}
+
+func bytesHasSuffix(_ v: UnsafeBufferPointer<UInt8>, _ w: UnsafeBufferPointer<UInt8>, fold: Bool) -> Bool {
+  v.count >= w.count && bytesEqual(v, v.count - w.count, w, count: w.count, fold: fold)
 }
 
 func bytesContains(_ v: UnsafeBufferPointer<UInt8>, _ wanted: String, fold: Bool) -> Bool {
-  withBytes(wanted) { w in
-    guard v.count >= w.count else { return false }
-    for start in 0...(v.count - w.count) where bytesEqual(v, start, w, count: w.count, fold: fold) {
-      return true
-    }
-    return false
+  withBytes(wanted) { w in bytesContains(v, w, fold: fold) }
+}
+
+func bytesContains(_ v: UnsafeBufferPointer<UInt8>, _ w: UnsafeBufferPointer<UInt8>, fold: Bool) -> Bool {
+  guard v.count >= w.count else { return false }
+  for start in 0...(v.count - w.count) where bytesEqual(v, start, w, count: w.count, fold: fold) {
+    return true
   }
+  return false
 }
 
 /// `v` is `wanted` or starts with `wanted` followed by `-`.
 func dashMatches(_ v: UnsafeBufferPointer<UInt8>, _ wanted: String, fold: Bool) -> Bool {
-  withBytes(wanted) { w in
-    guard v.count >= w.count, bytesEqual(v, 0, w, count: w.count, fold: fold) else { return false }
-    return v.count == w.count || v[w.count] == 0x2D
-  }
+  withBytes(wanted) { w in dashMatches(v, w, fold: fold) }
+}
+
+func dashMatches(_ v: UnsafeBufferPointer<UInt8>, _ w: UnsafeBufferPointer<UInt8>, fold: Bool) -> Bool {
+  guard v.count >= w.count, bytesEqual(v, 0, w, count: w.count, fold: fold) else { return false }
+  return v.count == w.count || v[w.count] == 0x2D
 }
 
 /// One of the ASCII-whitespace-separated words of `v` is `word`.
 func containsWord(_ v: UnsafeBufferPointer<UInt8>, _ word: String, fold: Bool) -> Bool {
-  withBytes(word) { w in
-    guard !w.isEmpty, !w.contains(where: isASCIIWhitespace) else { return false }
-    var i = 0
-    let n = v.count
-    while i < n {
-      while i < n && isASCIIWhitespace(v[i]) { i += 1 }
-      let start = i
-      while i < n && !isASCIIWhitespace(v[i]) { i += 1 }
-      if i - start == w.count && bytesEqual(v, start, w, count: w.count, fold: fold) { return true }
-    }
-    return false
+  withBytes(word) { w in containsWord(v, w, fold: fold) }
+}
+
+/// One of the ASCII-whitespace-separated words of `v` is `w` (never true
+/// for an empty `w` or one with whitespace).
+func containsWord(_ v: UnsafeBufferPointer<UInt8>, _ w: UnsafeBufferPointer<UInt8>, fold: Bool) -> Bool {
+  guard !w.isEmpty, !w.contains(where: isASCIIWhitespace) else { return false }
+  return containsValidWord(v, w, fold: fold)
+}
+
+/// `containsWord` for a `w` known to be non-empty and without whitespace.
+func containsValidWord(_ v: UnsafeBufferPointer<UInt8>, _ w: UnsafeBufferPointer<UInt8>, fold: Bool) -> Bool {
+  // A value no longer than the word can only be the word itself (the
+  // usual one-class attribute): one compare, no scan for whitespace.
+  if v.count <= w.count { return v.count == w.count && bytesEqual(v, 0, w, count: w.count, fold: fold) }
+  var i = 0
+  let n = v.count
+  while i < n {
+    while i < n && isASCIIWhitespace(v[i]) { i += 1 }
+    let start = i
+    while i < n && !isASCIIWhitespace(v[i]) { i += 1 }
+    if i - start == w.count && bytesEqual(v, start, w, count: w.count, fold: fold) { return true }
   }
+  return false
 }
