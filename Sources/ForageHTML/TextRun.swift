@@ -37,15 +37,14 @@ extension Document {
   /// document's text (the buffer would move under the pointer).
   @inline(__always)
   func withTextBytes<R>(of run: TextRun, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-    textBytes.withUnsafeBufferPointer { all in
-      body(UnsafeBufferPointer(rebasing: all[Int(run.start)..<Int(run.start) + Int(run.count)]))
-    }
+    body(textBytes.bytes(run))
   }
 
   /// Appends `data`'s UTF-8 bytes to `textBytes`; returns their run.
   func appendText(_ data: String) -> TextRun {
     let start = textBytes.count
-    textBytes.append(contentsOf: data.utf8)
+    var data = data
+    data.withUTF8 { textBytes.append(contentsOf: $0) }
     return TextRun(start: Int32(start), count: Int32(textBytes.count - start))
   }
 
@@ -65,7 +64,9 @@ extension Document {
     var i = Int(run.start)
     let end = i + Int(run.count)
     while i < end {
-      textBytes.append(textBytes[i])
+      // Read before the append, which may move the buffer.
+      let b = textBytes[i]
+      textBytes.append(b)
       i += 1
     }
     return start
@@ -80,7 +81,7 @@ extension Document {
     while i < end {
       let b = textBytes[i]
       if b == 0, let replacement {
-        textBytes.append(contentsOf: replacement)
+        replacement.withUnsafeBufferPointer { textBytes.append(contentsOf: $0) }
       } else if keep(b) {
         textBytes.append(b)
       }
