@@ -123,6 +123,7 @@ public final class Document {
     // The parser's known tag names come first, so their codes are the
     // constants of `T` (see TagSets.swift).
     names = T.names
+    assert(names.count == Int(T.knownCount), "T.knownCount is out of date")
     nameIndex = T.index
   }
 

@@ -31,7 +31,7 @@ extension TreeBuilder {
   }
 
   func inBodyStartTag(_ t: TagToken, _ token: BuilderToken) -> BuilderToken? {
-    if t.code >= T.names.count {
+    if t.code >= T.knownCount {
       reconstructFormatting()
       insertElement(t)
       return nil
@@ -264,6 +264,14 @@ extension TreeBuilder {
   }
 
   func inBodyEndTag(_ t: TagToken, _ token: BuilderToken) -> BuilderToken? {
+    // The usual case: the tag closes the current node. For every end tag
+    // outside `T.endTagNotJustPop` the steps below then find it in scope,
+    // generate no implied end tags (the current node is the one to close,
+    // or not one of those), report no error and pop exactly that node.
+    if let top = stack.last, top.ns == .html && top.code == t.code && !T.endTagNotJustPop.contains(t.code) {
+      pop()
+      return nil
+    }
     switch t.code {
     case T.template:
       return inHeadMode(token)

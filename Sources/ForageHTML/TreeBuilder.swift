@@ -222,6 +222,7 @@ final class TreeBuilder {
     Int(code) < openCount.count && openCount[Int(code)] > 0
   }
 
+  @inline(__always)
   func push(_ e: OpenElement) {
     stack.append(e)
     adjustOpenCount(e, 1)
@@ -589,7 +590,7 @@ final class TreeBuilder {
       if formatting[k].code == subject {
         if formatting[k].node == current.node {
           pop()
-          formatting.remove(at: k)
+          if k == formatting.count - 1 { formatting.removeLast() } else { formatting.remove(at: k) }
           return true
         }
         break
