@@ -263,6 +263,7 @@ extension TreeBuilder {
     return false
   }
 
+  @inline(__always)
   func inBodyEndTag(_ t: TagToken, _ token: BuilderToken) -> BuilderToken? {
     // The usual case: the tag closes the current node. For every end tag
     // outside `T.endTagNotJustPop` the steps below then find it in scope,

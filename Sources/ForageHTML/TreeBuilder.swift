@@ -143,6 +143,7 @@ final class TreeBuilder {
   /// The tree construction dispatcher.
   ///
   /// - SeeAlso: <https://html.spec.whatwg.org/#tree-construction-dispatcher>
+  @inline(__always)
   func process(_ token: BuilderToken) {
     // The first round borrows `token` (no copy); a token to reprocess is
     // rare and owned.
