@@ -342,6 +342,7 @@ extension Document {
   /// already in `attributes`, as the last child of `parent`: the parser's
   /// usual insertion, with the record written linked rather than created
   /// and then moved.
+  @inline(__always)
   func createElement(code: Int32, namespace: Namespace, attributes range: AttributeRange, appendingTo parent: Int32) -> Int32 {
     let last = nodes[Int(parent)].lastChild
     var r = NodeRecord(kind: .element)
@@ -375,6 +376,7 @@ extension Document {
   /// Inserts the text `run` at the end of `parent`: appended to its last
   /// child when that is a text node (the spec's "insert a character"),
   /// else as a new text node.
+  @inline(__always)
   func appendText(run: TextRun, to parent: Int32) {
     let last = nodes[Int(parent)].lastChild
     if last >= 0 && nodes[Int(last)].kind == .text {

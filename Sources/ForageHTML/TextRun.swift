@@ -48,7 +48,9 @@ extension Document {
     return TextRun(start: Int32(start), count: Int32(textBytes.count - start))
   }
 
-  /// Appends `bytes` to `textBytes`; returns their run.
+  /// Appends `bytes` to `textBytes`; returns their run. (Inlined: the
+  /// tokenizer calls it for every character token.)
+  @inline(__always)
   func appendText(_ bytes: UnsafeBufferPointer<UInt8>) -> TextRun {
     let start = textBytes.count
     textBytes.append(contentsOf: bytes)
