@@ -1,7 +1,13 @@
 /// § in body: the mode that handles almost all of a page.
 extension TreeBuilder {
   /// https://html.spec.whatwg.org/#parsing-main-inbody
-  func inBodyMode(_ token: BuilderToken) -> BuilderToken? {
+  func inBodyMode(_ token: BuilderToken) -> BuilderToken? { inBodyRules(token) }
+
+  /// The rules of `inBodyMode`, inlined into the tree builder's main loop
+  /// (its usual caller) to save a call per token; other modes call
+  /// `inBodyMode`.
+  @inline(__always)
+  func inBodyRules(_ token: BuilderToken) -> BuilderToken? {
     switch token {
     case .chars(var s):
       if charsMayHaveNUL && containsNUL(s) {

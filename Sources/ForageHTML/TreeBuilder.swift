@@ -158,7 +158,7 @@ final class TreeBuilder {
     // token, and in body is the usual mode.
     let n = stack.count
     if n == 0 || (stack.base[n - 1].ns == .html && (n > 1 || context == nil)) {
-      return mode == .inBody ? inBodyMode(token) : processInMode(token)
+      return mode == .inBody ? inBodyRules(token) : processInMode(token)
     }
     return useInsertionMode(for: token) ? processInMode(token) : processForeign(token)
   }
