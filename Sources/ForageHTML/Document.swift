@@ -57,7 +57,7 @@ public final class Document {
   /// The tokenizer writes character data here directly. A `ByteBuffer`
   /// (freed in `deinit`), like `attributeBytes`: the array's generic
   /// append of each character run cost more than the copy.
-  @exclusivity(unchecked) var textBytes = ByteBuffer(capacity: 256)
+  @exclusivity(unchecked) var textBytes: ByteBuffer
   /// Text nodes that had to move to grow (their run did not end where the
   /// new text began), each with the end of the spare room left after its
   /// run: the next appends fill that room instead of moving the run again.
@@ -118,6 +118,8 @@ public final class Document {
   /// Creates an empty document with room for what a page of
   /// `expectedBytes` bytes typically holds (see `reserveCapacity`).
   init(expectedBytes: Int) {
+    // Sized at once: made small and then reserved, it was allocated twice.
+    textBytes = ByteBuffer(capacity: Self.textCapacity(forInputBytes: expectedBytes))
     reserveCapacity(forInputBytes: expectedBytes)
     nodes.append(NodeRecord(kind: .document))
     // The parser's known tag names come first, so their codes are the
@@ -141,13 +143,23 @@ public final class Document {
   /// vary too much, and their regrowth is a small share of their cost.
   func reserveCapacity(forInputBytes bytes: Int) {
     let b = min(bytes, 1 << 16)
+    textBytes.reserve(Self.textCapacity(forInputBytes: bytes))
     // Product pages of 2 KB hold about 170 nodes; the old b / 16 made
     // every such page regrow the array.
     nodes.reserveCapacity(max(64, b / 8))
     texts.reserveCapacity(8)
-    textBytes.reserve(max(256, b / 2))
-    attributes.reserveCapacity(max(16, b / 48))
+    // Product pages have about one attribute per 40 bytes.
+    attributes.reserveCapacity(max(16, b / 32))
     attributeBytes.reserve(max(256, b / 8))
+  }
+}
+
+extension Document {
+  /// The text bytes a page of `bytes` bytes typically needs (its text is
+  /// at most half its size on most pages), capped like the other
+  /// estimates of `reserveCapacity`.
+  static func textCapacity(forInputBytes bytes: Int) -> Int {
+    max(256, min(bytes, 1 << 16) / 2)
   }
 }
 
