@@ -215,8 +215,10 @@ final class TreeBuilder {
     guard e.ns == .html else { return }
     if delta < 0 && e.code == T.option && sawSelectedContent { maybeCloneOptionIntoSelectedContent(e.node) }
     let c = Int(e.code)
+    precondition(c >= 0, "element without a name code")
     if c >= openCount.count { openCount.append(repeating: 0, count: c + 64 - openCount.count) }
-    openCount[c] += delta
+    // In range: checked or grown just above.
+    openCount.base[c] += delta
   }
 
   @inline(__always) func isOpen(_ code: Int32) -> Bool {
@@ -257,7 +259,8 @@ final class TreeBuilder {
 
   /// https://html.spec.whatwg.org/#adjusted-current-node
   var adjustedCurrentNode: OpenElement? {
-    if let context, stack.count == 1 { return context }
+    // The count first: it is cheaper to test than the optional context.
+    if stack.count == 1, let context { return context }
     return stack.last
   }
 
