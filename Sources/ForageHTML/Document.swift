@@ -53,7 +53,7 @@ public final class Document {
   /// The UTF-8 data of every text node, one run per node (`textRun`).
   /// Append-only: a run, once written, never changes, so nodes may share
   /// runs, a node's text grows in place when its run ends the buffer, and
-  /// freeing a document frees one array rather than a string per node.
+  /// freeing a document frees one buffer rather than a string per node.
   /// The tokenizer writes character data here directly. A `ByteBuffer`
   /// (freed in `deinit`), like `attributeBytes`: the array's generic
   /// append of each character run cost more than the copy.

@@ -58,9 +58,8 @@ extension Document {
   }
 
   /// Appends a copy of `run` to `textBytes`; returns the copy's start.
-  /// (Byte by byte: appending a slice of the buffer to itself would copy
-  /// the whole buffer first. No exact `reserveCapacity` either: it would
-  /// reallocate on every call instead of growing geometrically.)
+  /// (Byte by byte: the source lies in the buffer an append may move, so
+  /// a bulk append from a pointer into it could read freed memory.)
   func copyText(_ run: TextRun) -> Int32 {
     let start = Int32(textBytes.count)
     var i = Int(run.start)

@@ -582,13 +582,10 @@ final class TreeBuilder {
   /// - Returns: false when the caller must act as for "any other end tag".
   func adoptionAgency(_ tag: TagToken) -> Bool {
     let subject = tag.code
-    if current.isHTML(subject) && formattingIndex(of: current.node) == nil {
-      pop()
-      return true
-    }
     // The usual case (`<a>…</a>`): the formatting element is the current
-    // node. The steps below then find no furthest block, pop it and drop
-    // its entry.
+    // node. The first step below then does not apply (the current node is
+    // in the list), and the algorithm finds no furthest block, pops the
+    // node and drops its entry.
     var k = formatting.count - 1
     while k >= 0 && !formatting[k].isMarker {
       if formatting[k].code == subject {
@@ -600,6 +597,10 @@ final class TreeBuilder {
         break
       }
       k -= 1
+    }
+    if current.isHTML(subject) && formattingIndex(of: current.node) == nil {
+      pop()
+      return true
     }
     var outer = 0
     while outer < 8 {
