@@ -550,8 +550,9 @@ final class TreeBuilder {
   /// https://html.spec.whatwg.org/#reconstruct-the-active-formatting-elements
   @inline(__always)
   func reconstructFormatting() {
-    // Usually the list is empty or ends with a marker: nothing to do.
-    guard let last = formatting.last, !last.isMarker else { return }
+    // Usually the list is empty, ends with a marker, or ends with the
+    // current node (text inside `<a>`): nothing to do.
+    guard let last = formatting.last, !last.isMarker, last.node != stack.last?.node else { return }
     reconstructFormattingSteps(last)
   }
 
