@@ -89,6 +89,38 @@ struct ByteBuffer {
   @inline(__always)
   mutating func removeAll(keepingCapacity: Bool = true) { count = 0 }
 
+  /// The byte at `i` (bounds-checked).
+  subscript(i: Int) -> UInt8 {
+    @inline(__always) get {
+      precondition(UInt(bitPattern: i) < UInt(bitPattern: count), "index out of range")
+      return base[i]
+    }
+  }
+
+  /// The bytes of `run` (bounds-checked), valid until the buffer next
+  /// grows or is freed.
+  @inline(__always)
+  func bytes(_ run: TextRun) -> UnsafeBufferPointer<UInt8> {
+    let start = Int(run.start), n = Int(run.count)
+    precondition(start >= 0 && n >= 0 && start + n <= count, "run out of range")
+    return UnsafeBufferPointer(start: base + start, count: n)
+  }
+
+  /// Appends `n` copies of `c`.
+  mutating func append(repeating c: UInt8, count n: Int) {
+    guard n > 0 else { return }
+    if count + n > capacity { grow(to: count + n) }
+    (base + count).initialize(repeating: c, count: n)
+    count += n
+  }
+
+  /// Writes `b` over the bytes from `offset` on, which must exist.
+  mutating func overwrite(at offset: Int, with b: UnsafeBufferPointer<UInt8>) {
+    guard let p = b.baseAddress, b.count > 0 else { return }
+    precondition(offset >= 0 && offset + b.count <= count, "writing past the end")
+    (base + offset).update(from: p, count: b.count)
+  }
+
   /// Drops the bytes from `newCount` on.
   mutating func truncate(to newCount: Int) {
     precondition(newCount >= 0 && newCount <= count, "truncating past the end")

@@ -53,9 +53,11 @@ public final class Document {
   /// The UTF-8 data of every text node, one run per node (`textRun`).
   /// Append-only: a run, once written, never changes, so nodes may share
   /// runs, a node's text grows in place when its run ends the buffer, and
-  /// freeing a document frees one array rather than a string per node.
-  /// The tokenizer writes character data here directly.
-  @exclusivity(unchecked) var textBytes: [UInt8] = []
+  /// freeing a document frees one buffer rather than a string per node.
+  /// The tokenizer writes character data here directly. A `ByteBuffer`
+  /// (freed in `deinit`), like `attributeBytes`: the array's generic
+  /// append of each character run cost more than the copy.
+  @exclusivity(unchecked) var textBytes: ByteBuffer
   /// Text nodes that had to move to grow (their run did not end where the
   /// new text began), each with the end of the spare room left after its
   /// run: the next appends fill that room instead of moving the run again.
@@ -119,15 +121,21 @@ public final class Document {
   /// Creates an empty document with room for what a page of
   /// `expectedBytes` bytes typically holds (see `reserveCapacity`).
   init(expectedBytes: Int) {
+    // Sized at once: made small and then reserved, it was allocated twice.
+    textBytes = ByteBuffer(capacity: Self.textCapacity(forInputBytes: expectedBytes))
     reserveCapacity(forInputBytes: expectedBytes)
     nodes.append(NodeRecord(kind: .document))
     // The parser's known tag names come first, so their codes are the
     // constants of `T` (see TagSets.swift).
     names = T.names
+    assert(names.count == Int(T.knownCount), "T.knownCount is out of date")
     nameIndex = T.index
   }
 
-  deinit { attributeBytes.free() }
+  deinit {
+    attributeBytes.free()
+    textBytes.free()
+  }
 
   /// The number of nodes in the arena, detached ones included.
   public var nodeCount: Int { nodes.count }
@@ -138,11 +146,23 @@ public final class Document {
   /// vary too much, and their regrowth is a small share of their cost.
   func reserveCapacity(forInputBytes bytes: Int) {
     let b = min(bytes, 1 << 16)
-    nodes.reserveCapacity(max(64, b / 16))
+    textBytes.reserve(Self.textCapacity(forInputBytes: bytes))
+    // Product pages of 2 KB hold about 170 nodes; the old b / 16 made
+    // every such page regrow the array.
+    nodes.reserveCapacity(max(64, b / 8))
     texts.reserveCapacity(8)
-    textBytes.reserveCapacity(max(256, b / 2))
-    attributes.reserveCapacity(max(16, b / 48))
+    // Product pages have about one attribute per 40 bytes.
+    attributes.reserveCapacity(max(16, b / 32))
     attributeBytes.reserve(max(256, b / 8))
+  }
+}
+
+extension Document {
+  /// The text bytes a page of `bytes` bytes typically needs (its text is
+  /// at most half its size on most pages), capped like the other
+  /// estimates of `reserveCapacity`.
+  static func textCapacity(forInputBytes bytes: Int) -> Int {
+    max(256, min(bytes, 1 << 16) / 2)
   }
 }
 
@@ -159,7 +179,7 @@ public enum NodeKind: UInt8, Sendable {
 }
 
 /// A run of `Document.attributes`: those of a tag token, or of an element.
-struct AttributeRange {
+struct AttributeRange: BitwiseCopyable {
   var start: Int32
   var count: Int32
   static let empty = AttributeRange(start: 0, count: 0)
@@ -333,6 +353,60 @@ extension Document {
     return n
   }
 
+  /// Creates an element from an interned name code whose attributes are
+  /// already in `attributes`, as the last child of `parent`: the parser's
+  /// usual insertion, with the record written linked rather than created
+  /// and then moved.
+  @inline(__always)
+  func createElement(code: Int32, namespace: Namespace, attributes range: AttributeRange, appendingTo parent: Int32) -> Int32 {
+    let last = nodes[Int(parent)].lastChild
+    var r = NodeRecord(kind: .element)
+    r.namespace = namespace
+    r.name = code
+    r.attributeStart = range.start
+    r.attributeCount = range.count
+    r.parent = parent
+    r.previousSibling = last
+    let n = Int32(nodes.count)
+    nodes.append(r)
+    linkLast(n, parent: parent, previous: last)
+    if namespace == .html && code == T.template {
+      nodes[Int(n)].payload = Int32(nodes.count)
+      nodes.append(NodeRecord(kind: .documentFragment))
+    }
+    return n
+  }
+
+  /// Makes node `n`, whose record already names `parent` and `previous`
+  /// (the parent's last child), the last child of `parent`.
+  @inline(__always)
+  private func linkLast(_ n: Int32, parent: Int32, previous: Int32) {
+    treeVersion &+= 1
+    nodes.withUnsafeMutableBufferPointer { p in
+      if previous >= 0 { p[Int(previous)].nextSibling = n } else { p[Int(parent)].firstChild = n }
+      p[Int(parent)].lastChild = n
+    }
+  }
+
+  /// Inserts the text `run` at the end of `parent`: appended to its last
+  /// child when that is a text node (the spec's "insert a character"),
+  /// else as a new text node.
+  @inline(__always)
+  func appendText(run: TextRun, to parent: Int32) {
+    let last = nodes[Int(parent)].lastChild
+    if last >= 0 && nodes[Int(last)].kind == .text {
+      appendData(last, run: run)
+      return
+    }
+    var r = NodeRecord(kind: .text)
+    r.textRun = run
+    r.parent = parent
+    r.previousSibling = last
+    let n = Int32(nodes.count)
+    nodes.append(r)
+    linkLast(n, parent: parent, previous: last)
+  }
+
   /// Creates a detached element from an interned name code.
   func createElement(code: Int32, namespace: Namespace, attributes: [Attribute]) -> Int32 {
     createElement(code: code, namespace: namespace, attributes: appendAttributes(attributes))
@@ -353,18 +427,40 @@ extension Document {
 
   /// Creates a detached comment node.
   public func createComment(_ data: String) -> NodeID {
-    var r = NodeRecord(kind: .comment)
-    r.payload = Int32(texts.count)
+    NodeID(raw: createComment(textIndex: storeComment(data)))
+  }
+
+  /// Stores comment data in `texts` for a later `createComment(textIndex:)`
+  /// (the tokenizer's comment tokens carry the index).
+  func storeComment(_ data: String) -> Int32 {
     texts.append(data)
+    return Int32(texts.count - 1)
+  }
+
+  /// Creates a detached comment node whose data is `texts[textIndex]`.
+  func createComment(textIndex: Int32) -> Int32 {
+    var r = NodeRecord(kind: .comment)
+    r.payload = textIndex
     nodes.append(r)
-    return NodeID(raw: Int32(nodes.count - 1))
+    return Int32(nodes.count - 1)
   }
 
   /// Creates a detached document type node.
   public func createDoctype(_ doctype: Doctype) -> NodeID {
-    var r = NodeRecord(kind: .documentType)
-    r.name = Int32(doctypes.count)
+    createDoctype(index: storeDoctype(doctype))
+  }
+
+  /// Stores a DOCTYPE in `doctypes` for a later `createDoctype(index:)`
+  /// (the tokenizer's DOCTYPE tokens carry the index).
+  func storeDoctype(_ doctype: Doctype) -> Int32 {
     doctypes.append(doctype)
+    return Int32(doctypes.count - 1)
+  }
+
+  /// Creates a detached document type node for `doctypes[index]`.
+  func createDoctype(index: Int32) -> NodeID {
+    var r = NodeRecord(kind: .documentType)
+    r.name = index
     nodes.append(r)
     return NodeID(raw: Int32(nodes.count - 1))
   }
@@ -391,8 +487,8 @@ extension Document {
       nodes[Int(n)].textRun.count = old.count + run.count
       return
     }
-    let added = Array(textBytes[Int(run.start)..<Int(run.start) + Int(run.count)])
-    let start = Self.grow(&textBytes, start: old.start, count: old.count, by: added, room: &textRoom[n], filler: 0)
+    let added = Array(textBytes.bytes(run))
+    let start = Self.grow(&textBytes, start: old.start, count: old.count, by: added, room: &textRoom[n])
     nodes[Int(n)].textRun = TextRun(start: start, count: old.count + run.count)
   }
 
@@ -428,6 +524,28 @@ extension Document {
     return moved
   }
 
+
+  /// `grow` for the text bytes (a `ByteBuffer`); `added` is not empty.
+  static func grow(_ storage: inout ByteBuffer, start: Int32, count: Int32, by added: [UInt8], room: inout Int32?) -> Int32 {
+    let start = count == 0 ? Int32(storage.count) : start
+    let end = Int(start) + Int(count)
+    if end == storage.count {
+      added.withUnsafeBufferPointer { storage.append(contentsOf: $0) }
+      return start
+    }
+    if let room, end + added.count <= Int(room) {
+      // The room is past every other run: writing it changes no one's data.
+      added.withUnsafeBufferPointer { storage.overwrite(at: end, with: $0) }
+      return start
+    }
+    let kept = Array(storage.bytes(TextRun(start: start, count: count)))
+    let moved = Int32(storage.count)
+    kept.withUnsafeBufferPointer { storage.append(contentsOf: $0) }
+    added.withUnsafeBufferPointer { storage.append(contentsOf: $0) }
+    storage.append(repeating: 0, count: kept.count + added.count)
+    room = Int32(storage.count)
+    return moved
+  }
 
   /// Adds attributes to element `n` (those it does not have yet are added;
   /// existing names are kept, as the tree builder's "add the attribute if

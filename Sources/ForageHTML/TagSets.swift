@@ -150,6 +150,10 @@ enum T {
   static let sup: Int32 = 121
   static let `var`: Int32 = 122
   static let selectedcontent: Int32 = 123
+  /// The number of known names (`names.count`) as a constant: reading the
+  /// array's count loaded the array for every start tag. `Document.init`
+  /// checks that the two agree.
+  static let knownCount: Int32 = 124
 }
 
 /// A set of known tag codes, as a 256-bit mask.
@@ -223,6 +227,14 @@ extension T {
     b, big, blockquote, body, br, center, code, dd, div, dl, dt, em, embed, h1, h2, h3, h4, h5, h6,
     head, hr, i, img, li, listing, menu, meta, nobr, ol, p, pre, ruby, s, small, span, strong, strike,
     sub, sup, table, tt, u, ul, `var`,
+  ])
+  /// End tags that in body do more than pop the current node even when it
+  /// is theirs: the formatting elements (their list entry goes too) and
+  /// applet, marquee, object (a marker), form (the form pointer), template,
+  /// body and html (mode changes), br (an element) and select.
+  static let endTagNotJustPop = TagSet([
+    a, b, big, code, em, font, i, nobr, s, small, strike, strong, tt, u, applet, marquee, object, form,
+    template, body, html, br, select,
   ])
   /// Elements whose end tag is ignored when open at EOF / </body> without error.
   static let bodyEndOK = TagSet([

@@ -37,19 +37,20 @@ extension Document {
   /// document's text (the buffer would move under the pointer).
   @inline(__always)
   func withTextBytes<R>(of run: TextRun, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-    textBytes.withUnsafeBufferPointer { all in
-      body(UnsafeBufferPointer(rebasing: all[Int(run.start)..<Int(run.start) + Int(run.count)]))
-    }
+    body(textBytes.bytes(run))
   }
 
   /// Appends `data`'s UTF-8 bytes to `textBytes`; returns their run.
   func appendText(_ data: String) -> TextRun {
     let start = textBytes.count
-    textBytes.append(contentsOf: data.utf8)
+    var data = data
+    data.withUTF8 { textBytes.append(contentsOf: $0) }
     return TextRun(start: Int32(start), count: Int32(textBytes.count - start))
   }
 
-  /// Appends `bytes` to `textBytes`; returns their run.
+  /// Appends `bytes` to `textBytes`; returns their run. (Inlined: the
+  /// tokenizer calls it for every character token.)
+  @inline(__always)
   func appendText(_ bytes: UnsafeBufferPointer<UInt8>) -> TextRun {
     let start = textBytes.count
     textBytes.append(contentsOf: bytes)
@@ -57,15 +58,16 @@ extension Document {
   }
 
   /// Appends a copy of `run` to `textBytes`; returns the copy's start.
-  /// (Byte by byte: appending a slice of the buffer to itself would copy
-  /// the whole buffer first. No exact `reserveCapacity` either: it would
-  /// reallocate on every call instead of growing geometrically.)
+  /// (Byte by byte: the source lies in the buffer an append may move, so
+  /// a bulk append from a pointer into it could read freed memory.)
   func copyText(_ run: TextRun) -> Int32 {
     let start = Int32(textBytes.count)
     var i = Int(run.start)
     let end = i + Int(run.count)
     while i < end {
-      textBytes.append(textBytes[i])
+      // Read before the append, which may move the buffer.
+      let b = textBytes[i]
+      textBytes.append(b)
       i += 1
     }
     return start
@@ -80,7 +82,7 @@ extension Document {
     while i < end {
       let b = textBytes[i]
       if b == 0, let replacement {
-        textBytes.append(contentsOf: replacement)
+        replacement.withUnsafeBufferPointer { textBytes.append(contentsOf: $0) }
       } else if keep(b) {
         textBytes.append(b)
       }

@@ -88,7 +88,9 @@ public enum AttributeNamespace: UInt8, Sendable {
   case none, xlink, xml, xmlns
 }
 
-/// The namespace of an element.
-public enum Namespace: UInt8, Sendable {
+/// The namespace of an element. (`BitwiseCopyable` lets the parser keep
+/// values holding it in plain buffers; a public enum gets no inferred
+/// conformance.)
+public enum Namespace: UInt8, Sendable, BitwiseCopyable {
   case html, svg, mathml
 }

@@ -143,7 +143,7 @@ final class Tokenizer {
   /// is consumed.
   func next() -> Token {
     switch nextToken() {
-    case .doctype(let d): return .doctype(d)
+    case .doctype(let i): return .doctype(document.doctypes[Int(i)])
     case .start(let t):
       let attributes = document.attributes(in: t.attributes).map(document.attribute)
       var tag = Tag(name: document.names[Int(t.code)], attributes: attributes, selfClosing: t.selfClosing)
@@ -153,7 +153,7 @@ final class Tokenizer {
       var tag = Tag(name: document.names[Int(t.code)])
       tag.code = Self.knownCode(t.code)
       return .endTag(tag)
-    case .comment(let s): return .comment(s)
+    case .comment(let i): return .comment(document.texts[Int(i)])
     case .chars(let run): return .characters(document.string(run))
     case .eof: return .endOfFile
     }
@@ -286,7 +286,7 @@ final class Tokenizer {
   // MARK: Comments and DOCTYPEs
 
   func emitComment() {
-    emit(.comment(commentData.string()))
+    emit(.comment(document.storeComment(commentData.string())))
   }
 
   func startDoctype() {
@@ -298,7 +298,8 @@ final class Tokenizer {
 
   func emitDoctype() {
     func s(_ b: [UInt8]?) -> String? { b.map { String(decoding: $0, as: UTF8.self) } }
-    emit(.doctype(Doctype(name: s(dtName), publicIdentifier: s(dtPublic), systemIdentifier: s(dtSystem), forceQuirks: dtForceQuirks)))
+    let d = Doctype(name: s(dtName), publicIdentifier: s(dtPublic), systemIdentifier: s(dtSystem), forceQuirks: dtForceQuirks)
+    emit(.doctype(document.storeDoctype(d)))
   }
 
   // MARK: Character references

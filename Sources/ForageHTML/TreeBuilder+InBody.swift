@@ -1,7 +1,13 @@
 /// § in body: the mode that handles almost all of a page.
 extension TreeBuilder {
   /// https://html.spec.whatwg.org/#parsing-main-inbody
-  func inBodyMode(_ token: BuilderToken) -> BuilderToken? {
+  func inBodyMode(_ token: BuilderToken) -> BuilderToken? { inBodyRules(token) }
+
+  /// The rules of `inBodyMode`, inlined into the tree builder's main loop
+  /// (its usual caller) to save a call per token; other modes call
+  /// `inBodyMode`.
+  @inline(__always)
+  func inBodyRules(_ token: BuilderToken) -> BuilderToken? {
     switch token {
     case .chars(var s):
       if charsMayHaveNUL && containsNUL(s) {
@@ -31,7 +37,7 @@ extension TreeBuilder {
   }
 
   func inBodyStartTag(_ t: TagToken, _ token: BuilderToken) -> BuilderToken? {
-    if t.code >= T.names.count {
+    if t.code >= T.knownCount {
       reconstructFormatting()
       insertElement(t)
       return nil
@@ -263,7 +269,16 @@ extension TreeBuilder {
     return false
   }
 
+  @inline(__always)
   func inBodyEndTag(_ t: TagToken, _ token: BuilderToken) -> BuilderToken? {
+    // The usual case: the tag closes the current node. For every end tag
+    // outside `T.endTagNotJustPop` the steps below then find it in scope,
+    // generate no implied end tags (the current node is the one to close,
+    // or not one of those), report no error and pop exactly that node.
+    if let top = stack.last, top.ns == .html && top.code == t.code && !T.endTagNotJustPop.contains(t.code) {
+      pop()
+      return nil
+    }
     switch t.code {
     case T.template:
       return inHeadMode(token)

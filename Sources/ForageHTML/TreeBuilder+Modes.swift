@@ -13,11 +13,12 @@ extension TreeBuilder {
     case .comment(let s):
       insertComment(s, at: InsertionLocation(parent: 0, before: -1))
       return nil
-    case .doctype(let d):
+    case .doctype(let i):
+      let d = doc.doctypes[Int(i)]
       if d.name != "html" || d.publicIdentifier != nil || (d.systemIdentifier != nil && d.systemIdentifier != "about:legacy-compat") {
         error("bad-doctype")
       }
-      let n = doc.createDoctype(d)
+      let n = doc.createDoctype(index: i)
       doc.append(n, to: doc.rootID)
       doc.quirksMode = Self.quirksMode(for: d)
       mode = .beforeHTML

@@ -2,27 +2,33 @@
 /// in the document's interned names (`Document.names`) and the attributes
 /// as a range of `Document.attributes`, so copying a token copies no
 /// strings or arrays.
-struct TagToken {
+struct TagToken: BitwiseCopyable {
   var code: Int32
   var attributes: AttributeRange
   var selfClosing: Bool
 }
 
 /// The tokens the tree builder's modes handle.
-enum BuilderToken {
-  /// Boxed: DOCTYPEs are rare, and a small payload keeps every other
-  /// token cheap to move and destroy.
-  indirect case doctype(Doctype)
+///
+/// Plain values only (`BitwiseCopyable`): the DOCTYPE and the comment are
+/// already stored in the document and named by index, so moving, copying
+/// and dropping a token costs no reference counting or outlined copies,
+/// which every token paid while comments carried a `String`.
+enum BuilderToken: BitwiseCopyable {
+  /// The DOCTYPE `Document.doctypes[i]` (stored there when emitted; only
+  /// the initial mode makes a node of it).
+  case doctype(Int32)
   case start(TagToken)
   case end(TagToken)
-  case comment(String)
+  /// The comment data `Document.texts[i]`.
+  case comment(Int32)
   /// A run of `Document.textBytes`.
   case chars(TextRun)
   case eof
 }
 
 /// An entry of the stack of open elements.
-struct OpenElement {
+struct OpenElement: BitwiseCopyable {
   var node: Int32
   var code: Int32
   var ns: Namespace
@@ -33,7 +39,7 @@ struct OpenElement {
 /// An entry of the list of active formatting elements; `node == -1` is a
 /// marker. `attributes` is the token's range of `Document.attributes`,
 /// which stays unchanged once written.
-struct FormattingEntry {
+struct FormattingEntry: BitwiseCopyable {
   var node: Int32
   var code: Int32
   var attributes: AttributeRange
@@ -62,12 +68,14 @@ final class TreeBuilder {
   @exclusivity(unchecked) var mode: InsertionMode = .initial
   @exclusivity(unchecked) var originalMode: InsertionMode = .initial
   @exclusivity(unchecked) var templateModes: [InsertionMode] = []
-  @exclusivity(unchecked) var stack: [OpenElement] = []
-  @exclusivity(unchecked) var openCount: [Int32] = []
+  // The stacks are `PodBuffer`s (freed in deinit): they change for nearly
+  // every token, and an array's uniqueness checks cost more than the writes.
+  @exclusivity(unchecked) var stack = PodBuffer<OpenElement>(capacity: 64)
+  @exclusivity(unchecked) var openCount = PodBuffer<Int32>(repeating: 0, count: 256)
   /// True once a `<selectedcontent>` element was inserted; only then do
   /// popped options need the selectedcontent step.
   @exclusivity(unchecked) var sawSelectedContent = false
-  @exclusivity(unchecked) var formatting: [FormattingEntry] = []
+  @exclusivity(unchecked) var formatting = PodBuffer<FormattingEntry>(capacity: 16)
   @exclusivity(unchecked) var headElement: Int32 = -1
   @exclusivity(unchecked) var formElement: Int32 = -1
   @exclusivity(unchecked) var framesetOK = true
@@ -88,8 +96,12 @@ final class TreeBuilder {
     self.tokenizer = tokenizer
     self.scripting = scripting
     if collectErrors { errors = [] }
-    stack.reserveCapacity(64)
-    openCount = [Int32](repeating: 0, count: 256)
+  }
+
+  deinit {
+    stack.free()
+    openCount.free()
+    formatting.free()
   }
 
   @inline(never)
@@ -131,6 +143,7 @@ final class TreeBuilder {
   /// The tree construction dispatcher.
   ///
   /// - SeeAlso: <https://html.spec.whatwg.org/#tree-construction-dispatcher>
+  @inline(__always)
   func process(_ token: BuilderToken) {
     // The first round borrows `token` (no copy); a token to reprocess is
     // rare and owned.
@@ -140,7 +153,14 @@ final class TreeBuilder {
 
   @inline(__always)
   func dispatch(_ token: BuilderToken) -> BuilderToken? {
-    useInsertionMode(for: token) ? processInMode(token) : processForeign(token)
+    // The usual case first: the adjusted current node is an HTML element
+    // (or there is none), so the insertion mode applies whatever the
+    // token, and in body is the usual mode.
+    let n = stack.count
+    if n == 0 || (stack.base[n - 1].ns == .html && (n > 1 || context == nil)) {
+      return mode == .inBody ? inBodyRules(token) : processInMode(token)
+    }
+    return useInsertionMode(for: token) ? processInMode(token) : processForeign(token)
   }
 
   func useInsertionMode(for token: BuilderToken) -> Bool {
@@ -195,14 +215,17 @@ final class TreeBuilder {
     guard e.ns == .html else { return }
     if delta < 0 && e.code == T.option && sawSelectedContent { maybeCloneOptionIntoSelectedContent(e.node) }
     let c = Int(e.code)
-    if c >= openCount.count { openCount.append(contentsOf: repeatElement(0, count: c + 64 - openCount.count)) }
-    openCount[c] += delta
+    precondition(c >= 0, "element without a name code")
+    if c >= openCount.count { openCount.append(repeating: 0, count: c + 64 - openCount.count) }
+    // In range: checked or grown just above.
+    openCount.base[c] += delta
   }
 
   @inline(__always) func isOpen(_ code: Int32) -> Bool {
     Int(code) < openCount.count && openCount[Int(code)] > 0
   }
 
+  @inline(__always)
   func push(_ e: OpenElement) {
     stack.append(e)
     adjustOpenCount(e, 1)
@@ -236,7 +259,8 @@ final class TreeBuilder {
 
   /// https://html.spec.whatwg.org/#adjusted-current-node
   var adjustedCurrentNode: OpenElement? {
-    if let context, stack.count == 1 { return context }
+    // The count first: it is cheaper to test than the optional context.
+    if stack.count == 1, let context { return context }
     return stack.last
   }
 
@@ -357,9 +381,29 @@ final class TreeBuilder {
 
   // MARK: Inserting nodes
 
+  /// Whether inserting into `target` could need foster parenting or the
+  /// template contents step; when not, the appropriate place is the end
+  /// of `target` itself.
+  @inline(__always)
+  func needsPlaceSteps(_ target: OpenElement) -> Bool {
+    target.ns == .html
+      && (target.code == T.template
+        || (fosterParenting && (target.code == T.table || T.tableSections.contains(target.code) || target.code == T.tr)))
+  }
+
   /// https://html.spec.whatwg.org/#appropriate-place-for-inserting-a-node
+  @inline(__always)
   func appropriatePlace(overrideTarget: OpenElement? = nil) -> InsertionLocation {
     let target = overrideTarget ?? current
+    // Stack entries are elements whose code and namespace are those of
+    // their node, so the usual case needs no look at the node itself.
+    if !needsPlaceSteps(target) { return InsertionLocation(parent: target.node, before: -1) }
+    return appropriatePlaceSteps(target)
+  }
+
+  /// `appropriatePlace` with foster parenting and template contents.
+  @inline(never)
+  func appropriatePlaceSteps(_ target: OpenElement) -> InsertionLocation {
     var loc: InsertionLocation
     if fosterParenting && target.ns == .html
         && (target.code == T.table || T.tableSections.contains(target.code) || target.code == T.tr) {
@@ -410,8 +454,14 @@ final class TreeBuilder {
   @discardableResult
   func insertElement(_ tag: TagToken, _ ns: Namespace = .html) -> Int32 {
     let loc = appropriatePlace()
-    let n = createElement(tag, ns)
-    insert(n, at: loc)
+    let n: Int32
+    if loc.before < 0 {
+      // Created already linked as the last child: one pass over the arena.
+      n = doc.createElement(code: tag.code, namespace: ns, attributes: tag.attributes, appendingTo: loc.parent)
+    } else {
+      n = createElement(tag, ns)
+      insert(n, at: loc)
+    }
     if tag.code == T.selectedcontent && ns == .html { sawSelectedContent = true }
     push(OpenElement(node: n, code: tag.code, ns: ns))
     return n
@@ -424,15 +474,21 @@ final class TreeBuilder {
   }
 
   /// https://html.spec.whatwg.org/#insert-a-comment
-  func insertComment(_ data: String, at loc: InsertionLocation? = nil) {
-    let n = doc.createComment(data).raw
+  func insertComment(_ data: Int32, at loc: InsertionLocation? = nil) {
+    let n = doc.createComment(textIndex: data)
     insert(n, at: loc ?? appropriatePlace())
   }
 
   /// https://html.spec.whatwg.org/#insert-a-character
   func insertCharacters(_ s: TextRun) {
     guard !s.isEmpty else { return }
-    let loc = appropriatePlace()
+    let target = current
+    if !needsPlaceSteps(target) {
+      // The usual case: the end of the current node, an element.
+      doc.appendText(run: s, to: target.node)
+      return
+    }
+    let loc = appropriatePlaceSteps(target)
     if doc.nodes[Int(loc.parent)].kind == .document { return }
     let prev = loc.before >= 0 ? doc.nodes[Int(loc.before)].previousSibling : doc.nodes[Int(loc.parent)].lastChild
     if prev >= 0 && doc.nodes[Int(prev)].kind == .text {
@@ -492,8 +548,17 @@ final class TreeBuilder {
   }
 
   /// https://html.spec.whatwg.org/#reconstruct-the-active-formatting-elements
+  @inline(__always)
   func reconstructFormatting() {
-    guard let last = formatting.last, !last.isMarker, !isOnStack(last.node) else { return }
+    // Usually the list is empty, ends with a marker, or ends with the
+    // current node (text inside `<a>`): nothing to do.
+    guard let last = formatting.last, !last.isMarker, last.node != stack.last?.node else { return }
+    reconstructFormattingSteps(last)
+  }
+
+  @inline(never)
+  func reconstructFormattingSteps(_ last: FormattingEntry) {
+    guard !isOnStack(last.node) else { return }
     var i = formatting.count - 1
     while i > 0 {
       let e = formatting[i - 1]
@@ -518,6 +583,22 @@ final class TreeBuilder {
   /// - Returns: false when the caller must act as for "any other end tag".
   func adoptionAgency(_ tag: TagToken) -> Bool {
     let subject = tag.code
+    // The usual case (`<a>…</a>`): the formatting element is the current
+    // node. The first step below then does not apply (the current node is
+    // in the list), and the algorithm finds no furthest block, pops the
+    // node and drops its entry.
+    var k = formatting.count - 1
+    while k >= 0 && !formatting[k].isMarker {
+      if formatting[k].code == subject {
+        if formatting[k].node == current.node {
+          pop()
+          if k == formatting.count - 1 { formatting.removeLast() } else { formatting.remove(at: k) }
+          return true
+        }
+        break
+      }
+      k -= 1
+    }
     if current.isHTML(subject) && formattingIndex(of: current.node) == nil {
       pop()
       return true
