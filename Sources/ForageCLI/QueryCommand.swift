@@ -106,6 +106,11 @@ struct QueryCommand: Command {
       bytes = Array(data)
     }
     let document = Document.parse(bytes, transportEncoding: encoding)
+    if document.inputWasTruncated {
+      out.error(
+        "forage query: warning: the page is longer than the parser takes "
+          + "(\(Units.formatBytes(ParserOptions.largestInput)) once decoded); only its beginning was read")
+    }
     let matches = document.select(compiled)
     if count {
       out.print(String(matches.count))

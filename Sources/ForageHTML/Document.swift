@@ -109,6 +109,10 @@ public final class Document {
   /// The character encoding the bytes were decoded with (`"UTF-8"` for
   /// documents parsed from a `String`).
   public internal(set) var encoding: String = "UTF-8"
+  /// True when the decoded input was longer than the parser takes
+  /// (``ParserOptions/maximumInputSize``): only its first bytes, cut at a
+  /// character boundary, were parsed.
+  public internal(set) var inputWasTruncated = false
 
   /// The id of the document node itself (always the first node).
   public let rootID = NodeID(raw: 0)

@@ -37,6 +37,16 @@ extension Document {
   }
 
   static func parseDecoded(_ utf8: [UInt8], options: ParserOptions) -> Document {
+    let limit = min(max(0, options.maximumInputSize), ParserOptions.largestInput)
+    if utf8.count > limit {
+      // Cut before the character that crosses the limit (a continuation
+      // byte is 10xxxxxx).
+      var cut = limit
+      while cut > 0 && utf8[cut] & 0xC0 == 0x80 { cut -= 1 }
+      let doc = parseDecoded(Array(utf8[..<cut]), options: options)
+      doc.inputWasTruncated = true
+      return doc
+    }
     let doc = Document(expectedBytes: utf8.count)
     utf8.withUnsafeBufferPointer { input in
       let tokenizer = Tokenizer(borrowing: input, collectErrors: options.collectErrors, document: doc)

@@ -32,9 +32,20 @@ public struct ParserOptions: Sendable {
   ///
   /// - SeeAlso: <https://html.spec.whatwg.org/#scripting-flag>
   public var scripting: Bool
+  /// The most bytes of decoded (UTF-8) input parsed; what follows is left
+  /// out and ``Document/inputWasTruncated`` says so. At most, and by
+  /// default, ``ParserOptions/largestInput``.
+  public var maximumInputSize: Int
 
-  public init(collectErrors: Bool = false, scripting: Bool = false) {
+  /// The largest input a document is parsed from: 512 MiB of UTF-8. A
+  /// document keeps its text and attribute values at 32-bit offsets, and
+  /// parsing may make bytes longer (a NUL in a `<title>` becomes U+FFFD, three
+  /// bytes), so more could not be held.
+  public static let largestInput = 1 << 29
+
+  public init(collectErrors: Bool = false, scripting: Bool = false, maximumInputSize: Int = ParserOptions.largestInput) {
     self.collectErrors = collectErrors
     self.scripting = scripting
+    self.maximumInputSize = min(max(0, maximumInputSize), ParserOptions.largestInput)
   }
 }

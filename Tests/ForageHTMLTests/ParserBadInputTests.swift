@@ -79,6 +79,20 @@ import Testing
     doc.children(doc.rootID).contains { doc.kind($0) == .element && doc.localName($0) == "html" }
   }
 
+  /// Input past the parser's limit is cut at a character boundary (never
+  /// inside "é") and the document says so; shorter input is whole.
+  @Test func test_inputPastTheLimit_isCutAtACharacter_andSaidSo() throws {
+    let html = Array("<p>h\u{E9}llo</p>".utf8)  // "é" is bytes 4 and 5
+    let cut = Document.parse(html, options: ParserOptions(maximumInputSize: 5))
+    #expect(cut.inputWasTruncated)
+    #expect(try #require(cut.selectFirst(Selector("p"))).text == "h")
+    let whole = Document.parse(html, options: ParserOptions(maximumInputSize: html.count))
+    #expect(!whole.inputWasTruncated)
+    #expect(try #require(whole.selectFirst(Selector("p"))).text == "h\u{E9}llo")
+    // No option goes past the largest input.
+    #expect(ParserOptions(maximumInputSize: .max).maximumInputSize == ParserOptions.largestInput)
+  }
+
   @Test func test_randomBytes_neverCrash() {
     for seed in UInt64(1)...60 {
       var rng = SplitMix64(seed: seed)

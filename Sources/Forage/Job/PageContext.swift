@@ -258,6 +258,11 @@ final class PageContext: Sendable {
       let wantLinks = source.followsLinks(toDepth: item.depth + 1)
       extraction = Extractor.extractHTML(
         document, url: response.url, canonical: canonical, source: source, wantLinks: wantLinks)
+      if document.inputWasTruncated {
+        extraction.warnings.append(
+          "\(response.url.href): the page is longer than the parser takes "
+            + "(\(Units.formatBytes(ParserOptions.largestInput)) once decoded); only its beginning was read")
+      }
     }
     let depth = item.depth + 1
     let links = source.followsLinks(toDepth: depth) ? extraction.links.filter(\.allowed) : []
