@@ -63,7 +63,9 @@ let package = Package(
     .target(name: "ForageStore", dependencies: ["CSQLite"]),
     .target(
       name: "ForagePostgres",
-      dependencies: ["ForageStore", .target(name: "CLibPQ", condition: .when(traits: ["Postgres"]))]),
+      dependencies: [
+        "ForageStore", "ForageSupport", .target(name: "CLibPQ", condition: .when(traits: ["Postgres"])),
+      ]),
     .target(
       name: "Forage",
       dependencies: ["ForageHTML", "ForageURL", "ForageHTTP", "ForageStore", "ForageScheduler", "ForageSupport"]),

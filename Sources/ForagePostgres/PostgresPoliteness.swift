@@ -1,11 +1,15 @@
 #if Postgres
 import Foundation
 import ForageStore
+import ForageSupport
 
 /// The fleet's per-host politeness and robots.txt election, on a connection
 /// of their own: a request start waits for one short transaction, never
 /// behind a commit of many pages on the store's connection.
 actor PostgresPoliteness {
+  /// A thread of its own, as `PostgresStore` has: its calls block on the server.
+  private let executor = ThreadExecutor(name: "forage-pg-host")
+  nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
   private let url: PostgresURL
   private var db: PostgresConnection?
   private let reconnectTimeout: Duration

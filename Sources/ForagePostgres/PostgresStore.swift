@@ -1,6 +1,7 @@
 #if Postgres
 import Foundation
 import ForageStore
+import ForageSupport
 
 /// The `Store` protocol on PostgreSQL, for fleets: several Forage processes
 /// on one database share one frontier, one record set and one outbox.
@@ -40,6 +41,12 @@ public actor PostgresStore: Store {
   public private(set) var reconnections = 0
   /// Per-host politeness and the robots.txt election, on a second connection.
   let politeness: PostgresPoliteness
+  /// The actor's own thread: libpq's calls block until the server answers,
+  /// and on Swift's cooperative threads (one per core) every wait held up
+  /// the job's fetching and parsing.
+  private let executor = ThreadExecutor(name: "forage-pg")
+  /// Runs the store's work on its own thread (see `executor`).
+  public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
   /// Connects to `url` and applies pending migrations.
   ///
