@@ -147,15 +147,21 @@ public final class URLSessionTransport: Transport {
     /// at once: FoundationNetworking may still deliver what it already read, but the
     /// caller does not wait for that.
     func end(_ error: FetchError) {
-      let continuation: CheckedContinuation<Response, any Error>? = progress.withLock { p in
-        if p.aborted == nil { p.aborted = error }
+      stop(recording: error)?.resume(throwing: error)
+    }
+
+    /// Stops taking body bytes and, unless the transfer already ended,
+    /// ends it (with `error` recorded, when given): returns the caller's
+    /// continuation to resume, once.
+    private func stop(recording error: FetchError?) -> CheckedContinuation<Response, any Error>? {
+      progress.withLock { p in
+        if let error, p.aborted == nil { p.aborted = error }
         p.stopped = true
         guard !p.completed else { return nil }
         p.completed = true
         defer { p.continuation = nil }
         return p.continuation
       }
-      continuation?.resume(throwing: error)
     }
 
     /// Appends decoded bytes. Returns true exactly once: when the body limit is first
@@ -242,14 +248,7 @@ public final class URLSessionTransport: Transport {
         var response = response(http, body: [])
       else { return false }
       response.bodySkipped = true
-      let continuation: CheckedContinuation<Response, any Error>? = progress.withLock { p in
-        p.stopped = true
-        guard !p.completed else { return nil }
-        p.completed = true
-        defer { p.continuation = nil }
-        return p.continuation
-      }
-      continuation?.resume(returning: response)
+      stop(recording: nil)?.resume(returning: response)
       return true
     }
 
