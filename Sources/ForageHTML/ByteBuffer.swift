@@ -78,6 +78,7 @@ struct ByteBuffer {
     count += Int(packed >> 24)
   }
 
+  @inline(__always)
   mutating func append(contentsOf other: ByteBuffer) {
     append(contentsOf: UnsafeBufferPointer(start: other.base, count: other.count))
   }

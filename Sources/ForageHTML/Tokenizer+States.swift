@@ -8,6 +8,9 @@ extension Tokenizer {
   static let dq = UInt8(ascii: "\""), sq = UInt8(ascii: "'"), eq = UInt8(ascii: "=")
 
   func step() {
+    // Character data of this step starts at the end of the text buffer
+    // (the tree builder may have written it since the last step).
+    textStart = document.textBytes.count
     // One call runs through several states (tag open, tag name, attribute
     // states…), so a tag costs one call, not one per state.
     repeat { runState() } while pending.isEmpty
@@ -425,7 +428,11 @@ extension Tokenizer {
       if (c &- 0x61 < 26) || (c &- 0x30 < 10) || c == Self.dash { p += 1 } else { break }
     }
     if p > start {
-      tagName.append(contentsOf: UnsafeBufferPointer(start: base + start, count: p - start))
+      // A known name that ends here is looked up in place, not copied.
+      if p < end && (isHTMLWhitespace(base[p]) || base[p] == Self.slash || base[p] == Self.gt) {
+        tagCode = tagNames.code(base + start, p - start)
+      }
+      if tagCode < 0 { tagName.append(contentsOf: UnsafeBufferPointer(start: base + start, count: p - start)) }
       pos = p
     }
     while pos < end {
@@ -450,7 +457,15 @@ extension Tokenizer {
       if (c &- 0x61 < 26) || c == Self.dash || c == UInt8(ascii: ":") || c == UInt8(ascii: "_") { p += 1 } else { break }
     }
     if p > start {
-      attrName.append(contentsOf: UnsafeBufferPointer(start: base + start, count: p - start))
+      // A known name that ends here (and was not begun by a '=') is looked
+      // up in place, not copied.
+      if attrName.isEmpty && p < end {
+        let c = base[p]
+        if isHTMLWhitespace(c) || c == Self.slash || c == Self.gt || c == Self.eq {
+          attrCode = A.code(base + start, p - start)
+        }
+      }
+      if attrCode < 0 { attrName.append(contentsOf: UnsafeBufferPointer(start: base + start, count: p - start)) }
       pos = p
     }
     while pos < end {
@@ -468,6 +483,17 @@ extension Tokenizer {
   /// https://html.spec.whatwg.org/#attribute-value-(double-quoted)-state
   func quotedValueState(_ quote: UInt8) {
     var p = pos
+    // The usual value, plain text up to the quote, stays in the input.
+    if attrValue.isEmpty && attrValueCount == 0 {
+      let stop = scan(from: p, quote, Self.amp, 0)
+      if stop < end && base[stop] == quote {
+        attrValueStart = p
+        attrValueCount = stop - p
+        pos = stop + 1
+        state = .afterAttributeValueQuoted
+        return
+      }
+    }
     while true {
       let start = p
       p = scan(from: p, quote, Self.amp, 0)
