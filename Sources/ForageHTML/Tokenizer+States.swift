@@ -181,19 +181,7 @@ extension Tokenizer {
         state = .scriptDataDoubleEscaped
       }
 
-    case .beforeAttributeName:
-      // https://html.spec.whatwg.org/#before-attribute-name-state
-      while pos < end && isHTMLWhitespace(base[pos]) { pos += 1 }
-      guard pos < end else { state = .afterAttributeName; return }
-      let c = base[pos]
-      if c == Self.slash || c == Self.gt { state = .afterAttributeName; return }
-      startAttribute()
-      if c == Self.eq {
-        error("unexpected-equals-sign-before-attribute-name")
-        attrName.append(c)
-        pos += 1
-      }
-      state = .attributeName
+    case .beforeAttributeName: beforeAttributeNameState()
     case .attributeName: attributeNameState()
     case .afterAttributeName:
       // https://html.spec.whatwg.org/#after-attribute-name-state
@@ -334,7 +322,27 @@ extension Tokenizer {
       guard p < e else { pos = p; emitEOF(); return }
       let c = b[p]
       p += 1
-      if c == Self.lt { pos = p; state = .tagOpen; return }
+      if c == Self.lt {
+        pos = p
+        // The usual tags go straight to the tag name state (the tag open
+        // and end tag open states' steps for a letter), not through the
+        // dispatcher once per state.
+        if p < e && isAlpha(b[p]) {
+          startTag(end: false)
+          state = .tagName
+          tagNameState()
+          return
+        }
+        if p + 1 < e && b[p] == Self.slash && isAlpha(b[p + 1]) {
+          pos = p + 1
+          startTag(end: true)
+          state = .tagName
+          tagNameState()
+          return
+        }
+        state = .tagOpen
+        return
+      }
       if c == Self.amp { pos = p; consumeCharacterReference(inAttribute: false); p = pos; continue }
       pos = p
       error("unexpected-null-character")
@@ -420,17 +428,19 @@ extension Tokenizer {
 
   /// https://html.spec.whatwg.org/#tag-name-state
   func tagNameState() {
-    // Fast path: a run of lower-case letters, digits and '-' in one append.
+    // Fast path: a run of lower-case letters, digits and '-', hashed as
+    // it is scanned.
     let start = pos
     var p = pos
+    var h = T.hashSeed
     while p < end {
       let c = base[p]
-      if (c &- 0x61 < 26) || (c &- 0x30 < 10) || c == Self.dash { p += 1 } else { break }
+      if (c &- 0x61 < 26) || (c &- 0x30 < 10) || c == Self.dash { h = T.hashStep(h, c); p += 1 } else { break }
     }
     if p > start {
       // A known name that ends here is looked up in place, not copied.
       if p < end && (isHTMLWhitespace(base[p]) || base[p] == Self.slash || base[p] == Self.gt) {
-        tagCode = tagNames.code(base + start, p - start)
+        tagCode = tagNames.code(base + start, p - start, hash: h)
       }
       if tagCode < 0 { tagName.append(contentsOf: UnsafeBufferPointer(start: base + start, count: p - start)) }
       pos = p
@@ -438,7 +448,7 @@ extension Tokenizer {
     while pos < end {
       let c = base[pos]
       pos += 1
-      if isHTMLWhitespace(c) { state = .beforeAttributeName; return }
+      if isHTMLWhitespace(c) { state = .beforeAttributeName; beforeAttributeNameState(); return }
       if c == Self.slash { state = .selfClosingStartTag; return }
       if c == Self.gt { emitTag(); return }
       if c == 0 { error("unexpected-null-character"); emitReplacement(into: &tagName) }
@@ -446,6 +456,49 @@ extension Tokenizer {
     }
     error("eof-in-tag")
     emitEOF()
+  }
+
+  /// https://html.spec.whatwg.org/#before-attribute-name-state
+  ///
+  /// Runs on through the usual shapes of an attribute (`name`,
+  /// `name="value"`) and the tag's end, taking the spec's states in turn
+  /// without going back to the dispatcher between them; anything else is
+  /// left to the dispatcher in the state reached.
+  func beforeAttributeNameState() {
+    while true {
+      while pos < end && isHTMLWhitespace(base[pos]) { pos += 1 }
+      guard pos < end else { state = .afterAttributeName; return }
+      let c = base[pos]
+      // '>' is reconsumed in the after attribute name state, which emits.
+      if c == Self.gt { pos += 1; emitTag(); return }
+      if c == Self.slash { state = .afterAttributeName; return }
+      startAttribute()
+      if c == Self.eq {
+        error("unexpected-equals-sign-before-attribute-name")
+        attrName.append(c)
+        pos += 1
+      }
+      state = .attributeName
+      attributeNameState()
+      if state == .afterAttributeName {
+        if pos < end && base[pos] == Self.gt { pos += 1; emitTag() }
+        return
+      }
+      // The before attribute value state, when a quote follows at once.
+      guard state == .beforeAttributeValue, pos < end else { return }
+      let q = base[pos]
+      guard q == Self.dq || q == Self.sq else { return }
+      pos += 1
+      state = q == Self.dq ? .attributeValueDoubleQuoted : .attributeValueSingleQuoted
+      quotedValueState(q)
+      // The after attribute value (quoted) state.
+      guard state == .afterAttributeValueQuoted, pos < end else { return }
+      let d = base[pos]
+      if d == Self.gt { pos += 1; emitTag(); return }
+      guard isHTMLWhitespace(d) else { return }
+      pos += 1
+      state = .beforeAttributeName
+    }
   }
 
   /// https://html.spec.whatwg.org/#attribute-name-state

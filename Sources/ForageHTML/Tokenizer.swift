@@ -61,7 +61,7 @@ final class Tokenizer {
   // The tag being built. Its attributes go straight to the end of
   // `document.attributes`, from `attrStart` on, so a tag token carries a
   // range and the element created from it shares that storage.
-  @exclusivity(unchecked) var tagName = ByteBuffer(capacity: 32)
+  @exclusivity(unchecked) var tagName = ByteBuffer()
   /// The tag name's code when it was looked up in place in the input
   /// (a known name, lower case); -1 when the name is in `tagName`.
   @exclusivity(unchecked) var tagCode: Int32 = -1
@@ -71,11 +71,11 @@ final class Tokenizer {
   @exclusivity(unchecked) var attrBytesStart = 0
   @exclusivity(unchecked) var attrNames: Set<Int32> = []
   @exclusivity(unchecked) var hasAttr = false
-  @exclusivity(unchecked) var attrName = ByteBuffer(capacity: 32)
+  @exclusivity(unchecked) var attrName = ByteBuffer()
   /// The attribute name's code when it was looked up in place in the
   /// input (a known name, lower case); -1 when the name is in `attrName`.
   @exclusivity(unchecked) var attrCode: Int32 = -1
-  @exclusivity(unchecked) var attrValue = ByteBuffer(capacity: 256)
+  @exclusivity(unchecked) var attrValue = ByteBuffer()
   /// A quoted value that is one plain run of the input (no character
   /// reference, no NUL) is left there: `base[attrValueStart ..<
   /// attrValueStart + attrValueCount]`, copied once when the attribute is
@@ -85,10 +85,14 @@ final class Tokenizer {
   /// The interned name code of the last start tag emitted (-1: none), for
   /// "appropriate end tag": a code, so emitting a start tag copies no name.
   @exclusivity(unchecked) var lastStartCode: Int32 = -1
-  @exclusivity(unchecked) var tempBuffer = ByteBuffer(capacity: 32)
+  @exclusivity(unchecked) var tempBuffer = ByteBuffer()
+
+  // The buffers above and below start unallocated: the usual names and
+  // values are looked up or copied in place, and many pages have no
+  // comment or script escape.
 
   // The comment being built.
-  @exclusivity(unchecked) var commentData = ByteBuffer(capacity: 256)
+  @exclusivity(unchecked) var commentData = ByteBuffer()
 
   // The DOCTYPE being built.
   @exclusivity(unchecked) var dtName: [UInt8]? = nil
