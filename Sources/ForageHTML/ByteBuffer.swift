@@ -31,7 +31,9 @@ struct ByteBuffer {
 
   @inline(never)
   private mutating func grow(to needed: Int) {
-    let newCapacity = max(needed, capacity * 2, 32)
+    // A first allocation (of a buffer made with `init()`) gets room for a
+    // typical comment or value at once rather than regrowing from 16.
+    let newCapacity = max(needed, capacity * 2, 128)
     let fresh = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
     if capacity > 0 {
       fresh.initialize(from: base, count: count)

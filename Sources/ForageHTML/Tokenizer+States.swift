@@ -484,10 +484,16 @@ extension Tokenizer {
         if pos < end && base[pos] == Self.gt { pos += 1; emitTag() }
         return
       }
-      // The before attribute value state, when a quote follows at once.
+      // The before attribute value state, when the value follows at once.
       guard state == .beforeAttributeValue, pos < end else { return }
       let q = base[pos]
-      guard q == Self.dq || q == Self.sq else { return }
+      guard q == Self.dq || q == Self.sq else {
+        if isHTMLWhitespace(q) || q == Self.gt { return }
+        state = .attributeValueUnquoted
+        unquotedValueState()
+        if state == .beforeAttributeName { continue }
+        return
+      }
       pos += 1
       state = q == Self.dq ? .attributeValueDoubleQuoted : .attributeValueSingleQuoted
       quotedValueState(q)
@@ -564,6 +570,22 @@ extension Tokenizer {
 
   /// https://html.spec.whatwg.org/#attribute-value-(unquoted)-state
   func unquotedValueState() {
+    // The usual value, a run of plain bytes ended by whitespace or '>',
+    // stays in the input.
+    if attrValue.isEmpty && attrValueCount == 0 {
+      var p = pos
+      while p < end && !Self.endsUnquotedRun(base[p]) { p += 1 }
+      if p > pos && p < end {
+        let c = base[p]
+        if isHTMLWhitespace(c) || c == Self.gt {
+          attrValueStart = pos
+          attrValueCount = p - pos
+          pos = p + 1
+          if c == Self.gt { emitTag() } else { state = .beforeAttributeName }
+          return
+        }
+      }
+    }
     while pos < end {
       let c = base[pos]
       pos += 1
@@ -578,6 +600,17 @@ extension Tokenizer {
     }
     error("eof-in-tag")
     emitEOF()
+  }
+
+  /// True for the bytes the unquoted value state does more with than
+  /// append: whitespace, '&', '>', NUL, and the ones that are errors
+  /// ('"', "'", '<', '=', '`'). One shift and test for bytes below 64.
+  @inline(__always)
+  static func endsUnquotedRun(_ c: UInt8) -> Bool {
+    if c >= 64 { return c == UInt8(ascii: "`") }
+    let special: UInt64 = 1 << 0 | 1 << 0x09 | 1 << 0x0A | 1 << 0x0C | 1 << 0x0D | 1 << 0x20
+      | 1 << 0x22 | 1 << 0x26 | 1 << 0x27 | 1 << 0x3C | 1 << 0x3D | 1 << 0x3E
+    return (special >> UInt64(c)) & 1 != 0
   }
 
   // MARK: Markup declarations
