@@ -205,6 +205,8 @@ final class Tokenizer {
 
   @inline(__always) func enqueue(_ t: consuming BuilderToken) { pending.push(t) }
 
+  // Inlined: `emit` runs it for every tag, nearly always with text.
+  @inline(__always)
   func flushText() {
     let end = document.textBytes.count
     guard end > textStart else { return }
@@ -239,7 +241,7 @@ final class Tokenizer {
   }
 
   func startAttribute() {
-    finishAttribute()
+    if hasAttr { finishAttribute() }
     hasAttr = true
     if !attrName.isEmpty { attrName.removeAll(keepingCapacity: true) }
     attrCode = -1
@@ -247,9 +249,9 @@ final class Tokenizer {
     attrValueCount = 0
   }
 
-  /// Adds the attribute being built, unless its name is a duplicate.
+  /// Adds the attribute being built (callers test `hasAttr`), unless its
+  /// name is a duplicate.
   func finishAttribute() {
-    guard hasAttr else { return }
     hasAttr = false
     let name = attributeNameCode()
     var duplicate = false
@@ -291,7 +293,9 @@ final class Tokenizer {
   }
 
   func emitTag() {
-    finishAttribute()
+    // Tested here: most tags have no attribute to finish, and the call
+    // cost more than the test.
+    if hasAttr { finishAttribute() }
     if !attrNames.isEmpty { attrNames.removeAll(keepingCapacity: true) }
     var code = tagCode
     if code < 0 {
