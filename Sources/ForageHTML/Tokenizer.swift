@@ -2,9 +2,11 @@
 ///
 /// It runs over the input through an unsafe pointer (borrowed from the
 /// parser's buffer, or a private copy), scans runs of plain text eight bytes
-/// at a time, collects bytes in `ByteBuffer`s and hands out one token per
-/// `next()` call, so the tree builder can switch its state (RCDATA after
-/// `<title>`, and so on) between tokens. Character data comes as runs, never one token
+/// at a time, writes character data straight into the document's text
+/// buffer, looks usual names up and copies usual attribute values from the
+/// input in place (other names and values are collected in `ByteBuffer`s)
+/// and hands out one token per `next()` call, so the tree builder can
+/// switch its state (RCDATA after `<title>`, and so on) between tokens. Character data comes as runs, never one token
 /// per character. Tokens come out as the tree builder's `BuilderToken`s,
 /// tag names already interned in the document being built (`nextToken()`);
 /// `next()` gives the public `Token` form.
