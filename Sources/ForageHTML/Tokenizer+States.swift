@@ -293,10 +293,14 @@ extension Tokenizer {
     let high: UInt64 = 0x8080_8080_8080_8080
     let pa = ones &* UInt64(a), pb = ones &* UInt64(b), pc = ones &* UInt64(c)
     while i &+ 8 <= end {
-      let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+      // Little-endian, so the word's first byte is its lowest.
+      let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
       let xa = w ^ pa, xb = w ^ pb, xc = w ^ pc
-      let t = ((xa &- ones) & ~xa) | ((xb &- ones) & ~xb) | ((xc &- ones) & ~xc)
-      if t & high != 0 { break }
+      let t = (((xa &- ones) & ~xa) | ((xb &- ones) & ~xb) | ((xc &- ones) & ~xc)) & high
+      // The lowest flag marks the first matching byte exactly (a borrow
+      // only flags bytes above a match), so no byte-by-byte search of the
+      // word is needed.
+      if t != 0 { return i &+ (t.trailingZeroBitCount &>> 3) }
       i &+= 8
     }
     while i < end {
