@@ -442,11 +442,22 @@ extension Tokenizer {
       if (c &- 0x61 < 26) || (c &- 0x30 < 10) || c == Self.dash { h = T.hashStep(h, c); p += 1 } else { break }
     }
     if p > start {
-      // A known name that ends here is looked up in place, not copied.
-      if p < end && (isHTMLWhitespace(base[p]) || base[p] == Self.slash || base[p] == Self.gt) {
-        tagCode = tagNames.code(base + start, p - start, hash: h)
+      if p < end {
+        // The name ends here (the usual case): a known one is looked up in
+        // place, not copied, and the delimiter is acted on at once.
+        let c = base[p]
+        let ws = isHTMLWhitespace(c)
+        if ws || c == Self.slash || c == Self.gt {
+          tagCode = tagNames.code(base + start, p - start, hash: h)
+          if tagCode < 0 { tagName.append(contentsOf: UnsafeBufferPointer(start: base + start, count: p - start)) }
+          pos = p + 1
+          if c == Self.gt { emitTag() }
+          else if ws { state = .beforeAttributeName; beforeAttributeNameState() }
+          else { state = .selfClosingStartTag }
+          return
+        }
       }
-      if tagCode < 0 { tagName.append(contentsOf: UnsafeBufferPointer(start: base + start, count: p - start)) }
+      tagName.append(contentsOf: UnsafeBufferPointer(start: base + start, count: p - start))
       pos = p
     }
     while pos < end {

@@ -219,6 +219,8 @@ final class Tokenizer {
     textHasNUL = false
   }
 
+  // Inlined into its few callers: every tag goes through it.
+  @inline(__always)
   func emit(_ t: consuming BuilderToken) {
     flushText()
     enqueue(t)
