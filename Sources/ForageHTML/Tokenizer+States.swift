@@ -531,15 +531,21 @@ extension Tokenizer {
       if (c &- 0x61 < 26) || c == Self.dash || c == UInt8(ascii: ":") || c == UInt8(ascii: "_") { p += 1 } else { break }
     }
     if p > start {
-      // A known name that ends here (and was not begun by a '=') is looked
-      // up in place, not copied.
       if attrName.isEmpty && p < end {
+        // The name (not begun by a '=') ends here, the usual case: a known
+        // one is looked up in place, not copied, and the delimiter is acted
+        // on at once ('=' consumed; the others are reconsumed in the after
+        // attribute name state).
         let c = base[p]
-        if isHTMLWhitespace(c) || c == Self.slash || c == Self.gt || c == Self.eq {
+        let eq = c == Self.eq
+        if eq || isHTMLWhitespace(c) || c == Self.slash || c == Self.gt {
           attrCode = A.code(base + start, p - start)
+          if attrCode < 0 { attrName.append(contentsOf: UnsafeBufferPointer(start: base + start, count: p - start)) }
+          if eq { pos = p + 1; state = .beforeAttributeValue } else { pos = p; state = .afterAttributeName }
+          return
         }
       }
-      if attrCode < 0 { attrName.append(contentsOf: UnsafeBufferPointer(start: base + start, count: p - start)) }
+      attrName.append(contentsOf: UnsafeBufferPointer(start: base + start, count: p - start))
       pos = p
     }
     while pos < end {
