@@ -15,16 +15,30 @@ struct ByteBuffer {
     base = .allocate(capacity: self.capacity)
   }
 
-  func free() { base.deallocate() }
+  /// An empty buffer that allocates on its first append: for buffers most
+  /// documents never use (a parse allocated several, each a malloc and a
+  /// free on a small page). Until then `base` is a dangling, never
+  /// dereferenced pointer (`count` and `capacity` are 0), as for an empty
+  /// buffer pointer; `grow` and `free` do not deallocate it.
+  init() {
+    capacity = 0
+    base = UnsafeMutablePointer(bitPattern: MemoryLayout<UInt8>.alignment)!
+  }
+
+  func free() { if capacity > 0 { base.deallocate() } }
 
   var isEmpty: Bool { count == 0 }
 
   @inline(never)
   private mutating func grow(to needed: Int) {
-    let newCapacity = max(needed, capacity * 2)
+    // A first allocation (of a buffer made with `init()`) gets room for a
+    // typical comment or value at once rather than regrowing from 16.
+    let newCapacity = max(needed, capacity * 2, 128)
     let fresh = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-    fresh.initialize(from: base, count: count)
-    base.deallocate()
+    if capacity > 0 {
+      fresh.initialize(from: base, count: count)
+      base.deallocate()
+    }
     base = fresh
     capacity = newCapacity
   }
@@ -78,6 +92,7 @@ struct ByteBuffer {
     count += Int(packed >> 24)
   }
 
+  @inline(__always)
   mutating func append(contentsOf other: ByteBuffer) {
     append(contentsOf: UnsafeBufferPointer(start: other.base, count: other.count))
   }

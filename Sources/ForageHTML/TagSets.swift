@@ -267,10 +267,16 @@ extension T {
 
   @inline(__always)
   static func hash(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
-    var h: UInt32 = 2_166_136_261
-    for i in 0..<n { h = (h ^ UInt32(p[i])) &* 16_777_619 }
+    var h = hashSeed
+    for i in 0..<n { h = hashStep(h, p[i]) }
     return Int(h & 1023)
   }
+
+  /// The name hash (FNV-1a) in steps, so the tokenizer can hash a name
+  /// while it scans it: start from `hashSeed`, take `hashStep` per byte.
+  static let hashSeed: UInt32 = 2_166_136_261
+  @inline(__always)
+  static func hashStep(_ h: UInt32, _ c: UInt8) -> UInt32 { (h ^ UInt32(c)) &* 16_777_619 }
 
   /// The code of the known lower-case tag name `p[0 ..< n]`, or -1.
   static func code(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int32 { nameTable.code(p, n) }
@@ -302,7 +308,20 @@ final class TagNameTable: @unchecked Sendable {
   @inline(__always)
   func code(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int32 {
     guard n > 0 && n <= 14 else { return -1 }
-    var h = T.hash(p, n)
+    return lookup(p, n, T.hash(p, n))
+  }
+
+  /// `code(p, n)` for a name whose hash (`T.hashSeed`, then `T.hashStep`
+  /// per byte) is already known.
+  @inline(__always)
+  func code(_ p: UnsafePointer<UInt8>, _ n: Int, hash: UInt32) -> Int32 {
+    guard n > 0 && n <= 14 else { return -1 }
+    return lookup(p, n, Int(hash & 1023))
+  }
+
+  @inline(__always)
+  private func lookup(_ p: UnsafePointer<UInt8>, _ n: Int, _ slot: Int) -> Int32 {
+    var h = slot
     while true {
       let c = slots[h]
       if c < 0 { return -1 }

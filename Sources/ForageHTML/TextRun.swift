@@ -1,7 +1,7 @@
 /// A run of character data: `Document.textBytes[start ..< start + count]`.
 ///
-/// The tokenizer writes each run of character data to the document's text
-/// buffer and hands the tree builder its run; text nodes keep runs, and
+/// The tokenizer writes character data straight into the document's text
+/// buffer and hands the tree builder each run; text nodes keep runs, and
 /// Strings are made only when asked for (`Document.data(_:)`). As the
 /// buffer is append-only, a run stays valid for the document's lifetime.
 /// Offsets are 32-bit like node ids; a document holding 2 GiB of text
@@ -46,15 +46,6 @@ extension Document {
     var data = data
     data.withUTF8 { textBytes.append(contentsOf: $0) }
     return TextRun(start: Int32(start), count: Int32(textBytes.count - start))
-  }
-
-  /// Appends `bytes` to `textBytes`; returns their run. (Inlined: the
-  /// tokenizer calls it for every character token.)
-  @inline(__always)
-  func appendText(_ bytes: UnsafeBufferPointer<UInt8>) -> TextRun {
-    let start = textBytes.count
-    textBytes.append(contentsOf: bytes)
-    return TextRun(start: Int32(start), count: Int32(bytes.count))
   }
 
   /// Appends a copy of `run` to `textBytes`; returns the copy's start.

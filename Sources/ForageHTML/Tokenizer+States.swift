@@ -8,6 +8,9 @@ extension Tokenizer {
   static let dq = UInt8(ascii: "\""), sq = UInt8(ascii: "'"), eq = UInt8(ascii: "=")
 
   func step() {
+    // Character data of this step starts at the end of the text buffer
+    // (the tree builder may have written it since the last step).
+    textStart = document.textBytes.count
     // One call runs through several states (tag open, tag name, attribute
     // states…), so a tag costs one call, not one per state.
     repeat { runState() } while pending.isEmpty
@@ -178,19 +181,7 @@ extension Tokenizer {
         state = .scriptDataDoubleEscaped
       }
 
-    case .beforeAttributeName:
-      // https://html.spec.whatwg.org/#before-attribute-name-state
-      while pos < end && isHTMLWhitespace(base[pos]) { pos += 1 }
-      guard pos < end else { state = .afterAttributeName; return }
-      let c = base[pos]
-      if c == Self.slash || c == Self.gt { state = .afterAttributeName; return }
-      startAttribute()
-      if c == Self.eq {
-        error("unexpected-equals-sign-before-attribute-name")
-        attrName.append(c)
-        pos += 1
-      }
-      state = .attributeName
+    case .beforeAttributeName: beforeAttributeNameState()
     case .attributeName: attributeNameState()
     case .afterAttributeName:
       // https://html.spec.whatwg.org/#after-attribute-name-state
@@ -302,10 +293,14 @@ extension Tokenizer {
     let high: UInt64 = 0x8080_8080_8080_8080
     let pa = ones &* UInt64(a), pb = ones &* UInt64(b), pc = ones &* UInt64(c)
     while i &+ 8 <= end {
-      let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+      // Little-endian, so the word's first byte is its lowest.
+      let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
       let xa = w ^ pa, xb = w ^ pb, xc = w ^ pc
-      let t = ((xa &- ones) & ~xa) | ((xb &- ones) & ~xb) | ((xc &- ones) & ~xc)
-      if t & high != 0 { break }
+      let t = (((xa &- ones) & ~xa) | ((xb &- ones) & ~xb) | ((xc &- ones) & ~xc)) & high
+      // The lowest flag marks the first matching byte exactly (a borrow
+      // only flags bytes above a match), so no byte-by-byte search of the
+      // word is needed.
+      if t != 0 { return i &+ (t.trailingZeroBitCount &>> 3) }
       i &+= 8
     }
     while i < end {
@@ -331,7 +326,27 @@ extension Tokenizer {
       guard p < e else { pos = p; emitEOF(); return }
       let c = b[p]
       p += 1
-      if c == Self.lt { pos = p; state = .tagOpen; return }
+      if c == Self.lt {
+        pos = p
+        // The usual tags go straight to the tag name state (the tag open
+        // and end tag open states' steps for a letter), not through the
+        // dispatcher once per state.
+        if p < e && isAlpha(b[p]) {
+          startTag(end: false)
+          state = .tagName
+          tagNameState()
+          return
+        }
+        if p + 1 < e && b[p] == Self.slash && isAlpha(b[p + 1]) {
+          pos = p + 1
+          startTag(end: true)
+          state = .tagName
+          tagNameState()
+          return
+        }
+        state = .tagOpen
+        return
+      }
       if c == Self.amp { pos = p; consumeCharacterReference(inAttribute: false); p = pos; continue }
       pos = p
       error("unexpected-null-character")
@@ -417,21 +432,38 @@ extension Tokenizer {
 
   /// https://html.spec.whatwg.org/#tag-name-state
   func tagNameState() {
-    // Fast path: a run of lower-case letters, digits and '-' in one append.
+    // Fast path: a run of lower-case letters, digits and '-', hashed as
+    // it is scanned.
     let start = pos
     var p = pos
+    var h = T.hashSeed
     while p < end {
       let c = base[p]
-      if (c &- 0x61 < 26) || (c &- 0x30 < 10) || c == Self.dash { p += 1 } else { break }
+      if (c &- 0x61 < 26) || (c &- 0x30 < 10) || c == Self.dash { h = T.hashStep(h, c); p += 1 } else { break }
     }
     if p > start {
+      if p < end {
+        // The name ends here (the usual case): a known one is looked up in
+        // place, not copied, and the delimiter is acted on at once.
+        let c = base[p]
+        let ws = isHTMLWhitespace(c)
+        if ws || c == Self.slash || c == Self.gt {
+          tagCode = tagNames.code(base + start, p - start, hash: h)
+          if tagCode < 0 { tagName.append(contentsOf: UnsafeBufferPointer(start: base + start, count: p - start)) }
+          pos = p + 1
+          if c == Self.gt { emitTag() }
+          else if ws { state = .beforeAttributeName; beforeAttributeNameState() }
+          else { state = .selfClosingStartTag }
+          return
+        }
+      }
       tagName.append(contentsOf: UnsafeBufferPointer(start: base + start, count: p - start))
       pos = p
     }
     while pos < end {
       let c = base[pos]
       pos += 1
-      if isHTMLWhitespace(c) { state = .beforeAttributeName; return }
+      if isHTMLWhitespace(c) { state = .beforeAttributeName; beforeAttributeNameState(); return }
       if c == Self.slash { state = .selfClosingStartTag; return }
       if c == Self.gt { emitTag(); return }
       if c == 0 { error("unexpected-null-character"); emitReplacement(into: &tagName) }
@@ -439,6 +471,55 @@ extension Tokenizer {
     }
     error("eof-in-tag")
     emitEOF()
+  }
+
+  /// https://html.spec.whatwg.org/#before-attribute-name-state
+  ///
+  /// Runs on through the usual shapes of an attribute (`name`,
+  /// `name="value"`) and the tag's end, taking the spec's states in turn
+  /// without going back to the dispatcher between them; anything else is
+  /// left to the dispatcher in the state reached.
+  func beforeAttributeNameState() {
+    while true {
+      while pos < end && isHTMLWhitespace(base[pos]) { pos += 1 }
+      guard pos < end else { state = .afterAttributeName; return }
+      let c = base[pos]
+      // '>' is reconsumed in the after attribute name state, which emits.
+      if c == Self.gt { pos += 1; emitTag(); return }
+      if c == Self.slash { state = .afterAttributeName; return }
+      startAttribute()
+      if c == Self.eq {
+        error("unexpected-equals-sign-before-attribute-name")
+        attrName.append(c)
+        pos += 1
+      }
+      state = .attributeName
+      attributeNameState()
+      if state == .afterAttributeName {
+        if pos < end && base[pos] == Self.gt { pos += 1; emitTag() }
+        return
+      }
+      // The before attribute value state, when the value follows at once.
+      guard state == .beforeAttributeValue, pos < end else { return }
+      let q = base[pos]
+      guard q == Self.dq || q == Self.sq else {
+        if isHTMLWhitespace(q) || q == Self.gt { return }
+        state = .attributeValueUnquoted
+        unquotedValueState()
+        if state == .beforeAttributeName { continue }
+        return
+      }
+      pos += 1
+      state = q == Self.dq ? .attributeValueDoubleQuoted : .attributeValueSingleQuoted
+      quotedValueState(q)
+      // The after attribute value (quoted) state.
+      guard state == .afterAttributeValueQuoted, pos < end else { return }
+      let d = base[pos]
+      if d == Self.gt { pos += 1; emitTag(); return }
+      guard isHTMLWhitespace(d) else { return }
+      pos += 1
+      state = .beforeAttributeName
+    }
   }
 
   /// https://html.spec.whatwg.org/#attribute-name-state
@@ -450,6 +531,20 @@ extension Tokenizer {
       if (c &- 0x61 < 26) || c == Self.dash || c == UInt8(ascii: ":") || c == UInt8(ascii: "_") { p += 1 } else { break }
     }
     if p > start {
+      if attrName.isEmpty && p < end {
+        // The name (not begun by a '=') ends here, the usual case: a known
+        // one is looked up in place, not copied, and the delimiter is acted
+        // on at once ('=' consumed; the others are reconsumed in the after
+        // attribute name state).
+        let c = base[p]
+        let eq = c == Self.eq
+        if eq || isHTMLWhitespace(c) || c == Self.slash || c == Self.gt {
+          attrCode = A.code(base + start, p - start)
+          if attrCode < 0 { attrName.append(contentsOf: UnsafeBufferPointer(start: base + start, count: p - start)) }
+          if eq { pos = p + 1; state = .beforeAttributeValue } else { pos = p; state = .afterAttributeName }
+          return
+        }
+      }
       attrName.append(contentsOf: UnsafeBufferPointer(start: base + start, count: p - start))
       pos = p
     }
@@ -468,6 +563,17 @@ extension Tokenizer {
   /// https://html.spec.whatwg.org/#attribute-value-(double-quoted)-state
   func quotedValueState(_ quote: UInt8) {
     var p = pos
+    // The usual value, plain text up to the quote, stays in the input.
+    if attrValue.isEmpty && attrValueCount == 0 {
+      let stop = scan(from: p, quote, Self.amp, 0)
+      if stop < end && base[stop] == quote {
+        attrValueStart = p
+        attrValueCount = stop - p
+        pos = stop + 1
+        state = .afterAttributeValueQuoted
+        return
+      }
+    }
     while true {
       let start = p
       p = scan(from: p, quote, Self.amp, 0)
@@ -485,6 +591,22 @@ extension Tokenizer {
 
   /// https://html.spec.whatwg.org/#attribute-value-(unquoted)-state
   func unquotedValueState() {
+    // The usual value, a run of plain bytes ended by whitespace or '>',
+    // stays in the input.
+    if attrValue.isEmpty && attrValueCount == 0 {
+      var p = pos
+      while p < end && !Self.endsUnquotedRun(base[p]) { p += 1 }
+      if p > pos && p < end {
+        let c = base[p]
+        if isHTMLWhitespace(c) || c == Self.gt {
+          attrValueStart = pos
+          attrValueCount = p - pos
+          pos = p + 1
+          if c == Self.gt { emitTag() } else { state = .beforeAttributeName }
+          return
+        }
+      }
+    }
     while pos < end {
       let c = base[pos]
       pos += 1
@@ -499,6 +621,17 @@ extension Tokenizer {
     }
     error("eof-in-tag")
     emitEOF()
+  }
+
+  /// True for the bytes the unquoted value state does more with than
+  /// append: whitespace, '&', '>', NUL, and the ones that are errors
+  /// ('"', "'", '<', '=', '`'). One shift and test for bytes below 64.
+  @inline(__always)
+  static func endsUnquotedRun(_ c: UInt8) -> Bool {
+    if c >= 64 { return c == UInt8(ascii: "`") }
+    let special: UInt64 = 1 << 0 | 1 << 0x09 | 1 << 0x0A | 1 << 0x0C | 1 << 0x0D | 1 << 0x20
+      | 1 << 0x22 | 1 << 0x26 | 1 << 0x27 | 1 << 0x3C | 1 << 0x3D | 1 << 0x3E
+    return (special >> UInt64(c)) & 1 != 0
   }
 
   // MARK: Markup declarations

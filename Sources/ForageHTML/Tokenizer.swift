@@ -2,9 +2,11 @@
 ///
 /// It runs over the input through an unsafe pointer (borrowed from the
 /// parser's buffer, or a private copy), scans runs of plain text eight bytes
-/// at a time, collects bytes in `ByteBuffer`s and hands out one token per
-/// `next()` call, so the tree builder can switch its state (RCDATA after
-/// `<title>`, and so on) between tokens. Character data comes as runs, never one token
+/// at a time, writes character data straight into the document's text
+/// buffer, looks usual names up and copies usual attribute values from the
+/// input in place (other names and values are collected in `ByteBuffer`s)
+/// and hands out one token per `next()` call, so the tree builder can
+/// switch its state (RCDATA after `<title>`, and so on) between tokens. Character data comes as runs, never one token
 /// per character. Tokens come out as the tree builder's `BuilderToken`s,
 /// tag names already interned in the document being built (`nextToken()`);
 /// `next()` gives the public `Token` form.
@@ -42,8 +44,17 @@ final class Tokenizer {
   @exclusivity(unchecked) var pending = TokenQueue()
   @exclusivity(unchecked) var emittedEOF = false
 
-  // Character data not yet emitted.
-  @exclusivity(unchecked) var text = ByteBuffer(capacity: 1024)
+  /// Character data not yet emitted: `document.textBytes` from
+  /// `textStart` on. It is written there directly (a run of plain text is
+  /// copied once, from the input), and becomes a token's run when flushed.
+  /// Only the tokenizer writes the buffer during a step, and a step ends
+  /// with the data flushed, so `step()` sets `textStart` at its start.
+  @exclusivity(unchecked) var textStart = 0
+  /// The buffer character data is appended to (the document's).
+  var text: ByteBuffer {
+    @inline(__always) _read { yield document.textBytes }
+    @inline(__always) _modify { yield &document.textBytes }
+  }
   /// True when `text` holds a U+0000 (only the data and CDATA states emit
   /// it raw); copied to `lastCharactersHadNUL` when the run is emitted.
   @exclusivity(unchecked) var textHasNUL = false
@@ -52,21 +63,38 @@ final class Tokenizer {
   // The tag being built. Its attributes go straight to the end of
   // `document.attributes`, from `attrStart` on, so a tag token carries a
   // range and the element created from it shares that storage.
-  @exclusivity(unchecked) var tagName = ByteBuffer(capacity: 32)
+  @exclusivity(unchecked) var tagName = ByteBuffer()
+  /// The tag name's code when it was looked up in place in the input
+  /// (a known name, lower case); -1 when the name is in `tagName`.
+  @exclusivity(unchecked) var tagCode: Int32 = -1
   @exclusivity(unchecked) var tagIsEnd = false
   @exclusivity(unchecked) var selfClosing = false
   @exclusivity(unchecked) var attrStart = 0
   @exclusivity(unchecked) var attrBytesStart = 0
   @exclusivity(unchecked) var attrNames: Set<Int32> = []
   @exclusivity(unchecked) var hasAttr = false
-  @exclusivity(unchecked) var attrName = ByteBuffer(capacity: 32)
-  @exclusivity(unchecked) var attrValue = ByteBuffer(capacity: 256)
-  /// The name of the last start tag emitted, for "appropriate end tag".
-  @exclusivity(unchecked) var lastStartTag = ByteBuffer(capacity: 32)
-  @exclusivity(unchecked) var tempBuffer = ByteBuffer(capacity: 32)
+  @exclusivity(unchecked) var attrName = ByteBuffer()
+  /// The attribute name's code when it was looked up in place in the
+  /// input (a known name, lower case); -1 when the name is in `attrName`.
+  @exclusivity(unchecked) var attrCode: Int32 = -1
+  @exclusivity(unchecked) var attrValue = ByteBuffer()
+  /// A quoted value that is one plain run of the input (no character
+  /// reference, no NUL) is left there: `base[attrValueStart ..<
+  /// attrValueStart + attrValueCount]`, copied once when the attribute is
+  /// stored. `attrValueCount` is 0 otherwise (the value is in `attrValue`).
+  @exclusivity(unchecked) var attrValueStart = 0
+  @exclusivity(unchecked) var attrValueCount = 0
+  /// The interned name code of the last start tag emitted (-1: none), for
+  /// "appropriate end tag": a code, so emitting a start tag copies no name.
+  @exclusivity(unchecked) var lastStartCode: Int32 = -1
+  @exclusivity(unchecked) var tempBuffer = ByteBuffer()
+
+  // The buffers above and below start unallocated: the usual names and
+  // values are looked up or copied in place, and many pages have no
+  // comment or script escape.
 
   // The comment being built.
-  @exclusivity(unchecked) var commentData = ByteBuffer(capacity: 256)
+  @exclusivity(unchecked) var commentData = ByteBuffer()
 
   // The DOCTYPE being built.
   @exclusivity(unchecked) var dtName: [UInt8]? = nil
@@ -111,11 +139,9 @@ final class Tokenizer {
   deinit {
     if ownsInput { base.deallocate() }
     // One by one: a loop over an array literal allocated the array.
-    text.free()
     tagName.free()
     attrName.free()
     attrValue.free()
-    lastStartTag.free()
     tempBuffer.free()
     commentData.free()
     pending.free()
@@ -181,16 +207,20 @@ final class Tokenizer {
 
   @inline(__always) func enqueue(_ t: consuming BuilderToken) { pending.push(t) }
 
+  // Inlined: `emit` runs it for every tag, nearly always with text.
+  @inline(__always)
   func flushText() {
-    guard !text.isEmpty else { return }
-    // The bytes go straight to the document's text buffer: no String.
-    // (`text` owns `count` initialized bytes at `base` until cleared below.)
-    enqueue(.chars(document.appendText(UnsafeBufferPointer(start: text.base, count: text.count))))
-    text.removeAll(keepingCapacity: true)
+    let end = document.textBytes.count
+    guard end > textStart else { return }
+    // The bytes are in the document's text buffer already.
+    enqueue(.chars(TextRun(start: Int32(textStart), count: Int32(end - textStart))))
+    textStart = end
     lastCharactersHadNUL = textHasNUL
     textHasNUL = false
   }
 
+  // Inlined into its few callers: every tag goes through it.
+  @inline(__always)
   func emit(_ t: consuming BuilderToken) {
     flushText()
     enqueue(t)
@@ -206,6 +236,7 @@ final class Tokenizer {
 
   func startTag(end isEnd: Bool) {
     if !tagName.isEmpty { tagName.removeAll(keepingCapacity: true) }
+    tagCode = -1
     tagIsEnd = isEnd
     selfClosing = false
     attrStart = document.attributes.count
@@ -214,15 +245,17 @@ final class Tokenizer {
   }
 
   func startAttribute() {
-    finishAttribute()
+    if hasAttr { finishAttribute() }
     hasAttr = true
     if !attrName.isEmpty { attrName.removeAll(keepingCapacity: true) }
+    attrCode = -1
     if !attrValue.isEmpty { attrValue.removeAll(keepingCapacity: true) }
+    attrValueCount = 0
   }
 
-  /// Adds the attribute being built, unless its name is a duplicate.
+  /// Adds the attribute being built (callers test `hasAttr`), unless its
+  /// name is a duplicate.
   func finishAttribute() {
-    guard hasAttr else { return }
     hasAttr = false
     let name = attributeNameCode()
     var duplicate = false
@@ -243,26 +276,36 @@ final class Tokenizer {
       return
     }
     let start = Int32(document.attributeBytes.count)
-    if !attrValue.isEmpty {
+    var valueCount = attrValue.count
+    if attrValueCount > 0 {
+      valueCount = attrValueCount
+      document.attributeBytes.append(contentsOf: UnsafeBufferPointer(start: base + attrValueStart, count: valueCount))
+    } else if valueCount > 0 {
       document.attributeBytes.append(contentsOf: attrValue)
     }
     document.attributes.append(
-      StoredAttribute(name: name, valueStart: start, valueCount: Int32(attrValue.count), namespace: .none, prefix: .none))
+      StoredAttribute(name: name, valueStart: start, valueCount: Int32(valueCount), namespace: .none, prefix: .none))
   }
 
   /// The code of the name in `attrName`; common names come from a table
   /// rather than being hashed.
   @inline(__always)
   func attributeNameCode() -> Int32 {
+    if attrCode >= 0 { return attrCode }
     let code = attrName.isEmpty ? -1 : A.code(attrName.base, attrName.count)
     return code >= 0 ? code : document.internAttributeName(attrName.string())
   }
 
   func emitTag() {
-    finishAttribute()
+    // Tested here: most tags have no attribute to finish, and the call
+    // cost more than the test.
+    if hasAttr { finishAttribute() }
     if !attrNames.isEmpty { attrNames.removeAll(keepingCapacity: true) }
-    var code = tagNames.code(tagName.base, tagName.count)
-    if code < 0 { code = document.intern(tagName.string()) }
+    var code = tagCode
+    if code < 0 {
+      code = tagNames.code(tagName.base, tagName.count)
+      if code < 0 { code = document.intern(tagName.string()) }
+    }
     let count = document.attributes.count - attrStart
     if tagIsEnd {
       if count > 0 {
@@ -273,15 +316,28 @@ final class Tokenizer {
       if selfClosing { error("end-tag-with-trailing-solidus") }
       emit(.end(TagToken(code: code, attributes: .empty, selfClosing: false)))
     } else {
-      lastStartTag.removeAll(keepingCapacity: true)
-      lastStartTag.append(contentsOf: tagName)
+      lastStartCode = code
       let range = count > 0 ? AttributeRange(start: Int32(attrStart), count: Int32(count)) : .empty
       emit(.start(TagToken(code: code, attributes: range, selfClosing: selfClosing)))
     }
     state = .data
   }
 
-  @inline(__always) var isAppropriateEndTag: Bool { tagName.equals(lastStartTag) }
+  /// True when the end tag's name (in `tagName`) is the last start tag's.
+  /// That name was interned when emitted, so the names are equal exactly
+  /// when the end tag's name has the same code; it is looked up without
+  /// being interned.
+  var isAppropriateEndTag: Bool {
+    guard lastStartCode >= 0 else { return false }
+    var code = tagNames.code(tagName.base, tagName.count)
+    if code < 0 { code = document.nameIndex[tagName.string()] ?? -1 }
+    return code == lastStartCode
+  }
+
+  /// Sets the last start tag's name (the tokenizer tests' initial state).
+  func setLastStartTag(_ name: String) {
+    lastStartCode = document.intern(name)
+  }
 
   // MARK: Comments and DOCTYPEs
 

@@ -132,7 +132,7 @@ enum Html5libData {
     let bytes = InputDecoder.normalizeNewlines(Array(input.utf8))
     let tokenizer = Tokenizer(bytes)
     tokenizer.state = state
-    if let lastStartTag { tokenizer.lastStartTag.append(contentsOf: Array(lastStartTag.utf8)) }
+    if let lastStartTag { tokenizer.setLastStartTag(lastStartTag) }
     var out: [String] = []
     var guardCount = 0
     while true {
