@@ -163,10 +163,11 @@ public final class Document {
 
 extension Document {
   /// The text bytes a page of `bytes` bytes typically needs (its text is
-  /// at most half its size on most pages), capped like the other
-  /// estimates of `reserveCapacity`.
+  /// at most half its size on most pages). Capped at 2 MiB rather than
+  /// at the other estimates' 64 KiB: a 140 KB page regrew its text from
+  /// 32 KiB, copying it twice over.
   static func textCapacity(forInputBytes bytes: Int) -> Int {
-    max(256, min(bytes, 1 << 16) / 2)
+    max(256, min(bytes, 1 << 22) / 2)
   }
 }
 
