@@ -32,6 +32,11 @@ extension PostgresStore {
         guard row.count > 0 else { throw StoreError.notFound("crawl with id \(crawl)") }
         sizes[crawl] = (row.int(0, 0), row.int(0, 0))
       }
+      // The batch's links, per crawl in page order, go in with two round
+      // trips per crawl (one lookup, one insert) rather than two per page:
+      // pages of one site share most links, and each page's pair waited for
+      // the server in turn.
+      var links: [Int64: (seeds: [FrontierSeed], cap: Int)] = [:]
       for page in pages {
         guard try Self.updateFrontierState(db, page.item, page.outcome, owner: owners[page.item.id]) else { continue }
         if let record = page.page { try Self.upsertPage(db, record) }
@@ -43,11 +48,14 @@ extension PostgresStore {
             "UPDATE pages SET kept_crawl = $1 WHERE fingerprint = $2",
             [.int(page.item.crawl), .bits(page.item.fingerprint)])
         }
-        if !page.discovered.isEmpty, var entry = sizes[page.item.crawl] {
-          result.linksAdded += try Self.insertLinks(
-            db, page.discovered, crawl: page.item.crawl, size: &entry.size, cap: page.maxPages ?? .max)
-          sizes[page.item.crawl] = entry
+        if !page.discovered.isEmpty, sizes[page.item.crawl] != nil {
+          links[page.item.crawl, default: ([], page.maxPages ?? .max)].seeds += page.discovered
         }
+      }
+      for (crawl, batch) in links.sorted(by: { $0.key < $1.key }) {
+        guard var entry = sizes[crawl] else { continue }
+        result.linksAdded += try Self.insertLinks(db, batch.seeds, crawl: crawl, size: &entry.size, cap: batch.cap)
+        sizes[crawl] = entry
       }
       for (crawl, entry) in sizes where entry.size != entry.original {
         try db.query("UPDATE crawls SET frontier_size = $1 WHERE id = $2", [.int(entry.size), .int(crawl)])
@@ -61,8 +69,9 @@ extension PostgresStore {
   /// Adds the links whose fingerprints `crawl` lacks while its frontier has
   /// fewer than `cap` entries, in the page's order; a link to an entry still
   /// queued at a greater depth lowers that depth (see `SQLiteStore`). Returns
-  /// how many were added. Two round trips for a page's links, whatever their
-  /// number: one lookup of them all, one insert of the new ones.
+  /// how many were added. Two round trips for a batch's links, whatever their
+  /// number: one lookup of them all, one insert of the new ones (a link
+  /// seen twice counts once, at its least depth, where it first appeared).
   private static func insertLinks(
     _ db: PostgresConnection, _ links: [FrontierSeed], crawl: Int64, size: inout Int, cap: Int
   ) throws -> Int {

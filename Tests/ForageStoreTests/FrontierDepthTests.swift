@@ -31,6 +31,23 @@ import Testing
     }
   }
 
+  /// Two pages of one commit find the same new page: it is added once, at
+  /// the lesser depth, wherever in the batch that path was found.
+  @Test(arguments: StoreKind.all) func test_oneBatch_sameNewLinkTwice_isAddedOnce_atTheLesserDepth(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
+      let crawl = try await store.openCrawl(source: "s", seeds: [Self.link(1, depth: 0), Self.link(2, depth: 0)], now: t0)
+      let seeds = try await store.claim(crawl: crawl.id, limit: 2, owner: "me", leaseUntil: t0 + 60, now: t0)
+      let result = try await store.commit([
+        PageCommit(item: seeds[0], outcome: .done, discovered: [Self.link(9, depth: 3), Self.link(8, depth: 1)], now: t0),
+        PageCommit(item: seeds[1], outcome: .done, discovered: [Self.link(9, depth: 1)], now: t0),
+      ])
+      #expect(result.linksAdded == 2)
+      let claimed = try await store.claim(crawl: crawl.id, limit: 10, owner: "me", leaseUntil: t0 + 60, now: t0)
+      #expect(claimed.count == 2)
+      #expect(claimed.map(\.depth) == [1, 1], "\(claimed.map { ($0.url, $0.depth) })")
+    }
+  }
+
   @Test func test_issue10_theKnownFingerprintCache_doesNotHideAShorterPath() async throws {
     try await withStore { store, _ in
       let crawl = try await store.openCrawl(source: "s", seeds: [Self.link(1, depth: 0)], now: t0)
