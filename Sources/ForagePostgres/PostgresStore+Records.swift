@@ -37,20 +37,25 @@ extension PostgresStore {
       // pages of one site share most links, and each page's pair waited for
       // the server in turn.
       var links: [Int64: (seeds: [FrontierSeed], cap: Int)] = [:]
+      // Page rows and "kept" marks likewise go in once for the batch.
+      var pageRows: [PageRecord] = []
+      var kept: [Int64: [UInt64]] = [:]
       for page in pages {
         guard try Self.updateFrontierState(db, page.item, page.outcome, owner: owners[page.item.id]) else { continue }
-        if let record = page.page { try Self.upsertPage(db, record) }
+        if let record = page.page { pageRows.append(record) }
         for record in page.records {
           try Self.upsertRecord(db, record, of: page, firstCrawl: &firstCrawl, into: &result)
         }
-        if page.keepsRecords {
-          try db.query(
-            "UPDATE pages SET kept_crawl = $1 WHERE fingerprint = $2",
-            [.int(page.item.crawl), .bits(page.item.fingerprint)])
-        }
+        if page.keepsRecords { kept[page.item.crawl, default: []].append(page.item.fingerprint) }
         if !page.discovered.isEmpty, sizes[page.item.crawl] != nil {
           links[page.item.crawl, default: ([], page.maxPages ?? .max)].seeds += page.discovered
         }
+      }
+      try Self.upsertPages(db, pageRows)
+      for (crawl, fingerprints) in kept.sorted(by: { $0.key < $1.key }) {
+        try db.query(
+          "UPDATE pages SET kept_crawl = $1 WHERE fingerprint = ANY($2::bigint[])",
+          [.int(crawl), .text(Self.arrayLiteral(fingerprints.map { String(Int64(bitPattern: $0)) }))])
       }
       for (crawl, batch) in links.sorted(by: { $0.key < $1.key }) {
         guard var entry = sizes[crawl] else { continue }
@@ -165,12 +170,23 @@ extension PostgresStore {
     return false
   }
 
-  private static func upsertPage(_ db: PostgresConnection, _ page: PageRecord) throws {
+  /// Inserts or updates the rows of `pages` in one statement; of two rows
+  /// of one page the later wins (an upsert may not touch a row twice).
+  private static func upsertPages(_ db: PostgresConnection, _ pages: [PageRecord]) throws {
+    guard !pages.isEmpty else { return }
+    var last: [UInt64: Int] = [:]
+    for (i, page) in pages.enumerated() { last[page.fingerprint] = i }
+    let rows = pages.indices.filter { last[pages[$0].fingerprint] == $0 }.map { pages[$0] }
+    func column(_ value: (PageRecord) -> String?) -> PostgresValue {
+      .text(arrayLiteral(rows.map { value($0).map(quoted) ?? "NULL" }))
+    }
     try db.query(
       """
       INSERT INTO pages (
         fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links, encoding, record_count)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+      SELECT * FROM unnest(
+        $1::bigint[], $2::text[], $3::integer[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[],
+        $9::text[], $10::integer[])
       ON CONFLICT (fingerprint) DO UPDATE SET
         url = excluded.url, status = excluded.status, etag = excluded.etag,
         last_modified = excluded.last_modified, content_hash = excluded.content_hash,
@@ -178,9 +194,11 @@ extension PostgresStore {
         record_count = excluded.record_count
       """,
       [
-        .bits(page.fingerprint), .text(page.url), .int(page.status), .string(page.etag), .string(page.lastModified),
-        .bits(page.contentHash), .date(page.fetchedAt), .text(LinkList.encode(page.links, pageURL: page.url)),
-        .string(page.encoding), .int(page.recordCount),
+        column { String(Int64(bitPattern: $0.fingerprint)) }, column { $0.url }, column { String($0.status) },
+        column { $0.etag }, column { $0.lastModified },
+        column { $0.contentHash.map { String(Int64(bitPattern: $0)) } },
+        column { String(milliseconds($0.fetchedAt)) }, column { LinkList.encode($0.links, pageURL: $0.url) },
+        column { $0.encoding }, column { String($0.recordCount) },
       ])
   }
 
