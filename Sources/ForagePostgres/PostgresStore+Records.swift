@@ -40,8 +40,9 @@ extension PostgresStore {
       // Page rows and "kept" marks likewise go in once for the batch.
       var pageRows: [PageRecord] = []
       var kept: [Int64: [UInt64]] = [:]
+      let held = try Self.updateFrontierStates(db, pages, owners: owners)
       for page in pages {
-        guard try Self.updateFrontierState(db, page.item, page.outcome, owner: owners[page.item.id]) else { continue }
+        guard held.contains(page.item.id) else { continue }
         if let record = page.page { pageRows.append(record) }
         for record in page.records {
           try Self.upsertRecord(db, record, of: page, firstCrawl: &firstCrawl, into: &result)
@@ -168,6 +169,65 @@ extension PostgresStore {
     let exists = try db.query("SELECT 1 FROM frontier WHERE id = $1", [.int(item.id)])
     if exists.count == 0 { throw StoreError.notFound("frontier entry with id \(item.id)") }
     return false
+  }
+
+  /// Writes the new frontier state of every page of a batch in one
+  /// statement; returns the ids of the entries written (each page's claim
+  /// still held, see `updateFrontierState`). A batch that names an entry
+  /// twice is written page by page, in order, as before.
+  ///
+  /// - Throws: `StoreError.notFound` when an entry does not exist.
+  private static func updateFrontierStates(
+    _ db: PostgresConnection, _ pages: [PageCommit], owners: [Int64: String]
+  ) throws -> Set<Int64> {
+    let ids = pages.map(\.item.id)
+    guard Set(ids).count == ids.count else {
+      var held = Set<Int64>()
+      for page in pages where try updateFrontierState(db, page.item, page.outcome, owner: owners[page.item.id]) {
+        held.insert(page.item.id)
+      }
+      return held
+    }
+    func column(_ value: (PageCommit) -> String) -> PostgresValue { .text(arrayLiteral(pages.map(value))) }
+    let written = try db.query(
+      """
+      UPDATE frontier f SET
+        state = CASE u.kind
+          WHEN 'done' THEN 'done'
+          WHEN 'deferred' THEN 'queued'
+          ELSE CASE WHEN u.permanent OR f.attempts + 1 >= u.max_attempts THEN 'failed' ELSE 'queued' END
+        END,
+        attempts = f.attempts + CASE WHEN u.kind = 'failed' THEN 1 ELSE 0 END,
+        owner = NULL, lease_until = NULL
+      FROM unnest($1::bigint[], $2::text[], $3::boolean[], $4::integer[], $5::text[])
+        AS u (id, kind, permanent, max_attempts, owner)
+      WHERE f.id = u.id AND (u.owner IS NULL OR (f.state = 'claimed' AND f.owner = u.owner))
+      RETURNING f.id
+      """,
+      [
+        column { String($0.item.id) },
+        column {
+          switch $0.outcome {
+          case .done: "done"
+          case .deferred: "deferred"
+          case .failed: "failed"
+          }
+        },
+        column { if case .failed(let permanent, _) = $0.outcome { permanent ? "true" : "false" } else { "false" } },
+        column { if case .failed(_, let maxAttempts) = $0.outcome { String(maxAttempts) } else { "0" } },
+        column { owners[$0.item.id].map(quoted) ?? "NULL" },
+      ])
+    let held = Set((0..<written.count).map { written.int64($0, 0) })
+    let missing = ids.filter { !held.contains($0) }
+    if !missing.isEmpty {
+      let found = try db.query(
+        "SELECT id FROM frontier WHERE id = ANY($1::bigint[])", [.text(arrayLiteral(missing.map { String($0) }))])
+      let present = Set((0..<found.count).map { found.int64($0, 0) })
+      if let absent = missing.first(where: { !present.contains($0) }) {
+        throw StoreError.notFound("frontier entry with id \(absent)")
+      }
+    }
+    return held
   }
 
   /// Inserts or updates the rows of `pages` in one statement; of two rows

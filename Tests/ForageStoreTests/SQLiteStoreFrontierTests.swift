@@ -192,6 +192,25 @@ import Testing
     }
   }
 
+  /// A commit naming a frontier entry that does not exist writes nothing of
+  /// its batch and says which entry it was.
+  @Test(arguments: StoreKind.all) func test_commit_ofAnUnknownEntry_isNotFound_andWritesNothing(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
+      let crawl = try await store.openCrawl(source: "s", seeds: [seed(1)], now: t0)
+      let items = try await store.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: t0 + 60, now: t0)
+      let ghost = FrontierItem(id: 987_654, crawl: crawl.id, url: "https://example.com/ghost", fingerprint: 42, depth: 1, attempts: 0)
+      await #expect {
+        _ = try await store.commit([
+          PageCommit(item: items[0], outcome: .done, discovered: [seed(2, depth: 1)], now: t0),
+          PageCommit(item: ghost, outcome: .done, now: t0),
+        ])
+      } throws: { error in
+        (error as? StoreError)?.kind == .notFound && "\(error)".contains("987654")
+      }
+      #expect(try await store.frontierCounts(crawl: crawl.id) == FrontierCounts(claimed: 1))
+    }
+  }
+
   @Test(arguments: StoreKind.all) func test_commit_discoveredLinks_withoutCap_areAllAdded(_ kind: StoreKind) async throws {
     try await withStore(kind) { store in
       let crawl = try await store.openCrawl(source: "s", seeds: [seed(1)], now: t0)
