@@ -37,13 +37,8 @@ extension Document {
   }
 
   static func parseDecoded(_ utf8: [UInt8], options: ParserOptions) -> Document {
-    let limit = min(max(0, options.maximumInputSize), ParserOptions.largestInput)
-    if utf8.count > limit {
-      // Cut before the character that crosses the limit (a continuation
-      // byte is 10xxxxxx).
-      var cut = limit
-      while cut > 0 && utf8[cut] & 0xC0 == 0x80 { cut -= 1 }
-      let doc = parseDecoded(Array(utf8[..<cut]), options: options)
+    if let cut = cut(utf8, options) {
+      let doc = parseDecoded(cut, options: options)
       doc.inputWasTruncated = true
       return doc
     }
@@ -55,6 +50,16 @@ extension Document {
       doc.finishParse(tokenizer, builder)
     }
     return doc
+  }
+
+  /// `utf8` cut to the options' input limit, before the character that
+  /// crosses it (a continuation byte is 10xxxxxx); nil when it fits.
+  static func cut(_ utf8: [UInt8], _ options: ParserOptions) -> [UInt8]? {
+    let limit = min(max(0, options.maximumInputSize), ParserOptions.largestInput)
+    guard utf8.count > limit else { return nil }
+    var end = limit
+    while end > 0 && utf8[end] & 0xC0 == 0x80 { end -= 1 }
+    return Array(utf8[..<end])
   }
 
   func finishParse(_ tokenizer: Tokenizer, _ builder: TreeBuilder) {
@@ -77,7 +82,12 @@ extension Document {
   public static func parseFragment(html: String, context: String, contextNamespace: Namespace = .html,
                                    options: ParserOptions = ParserOptions()) -> (Document, NodeID) {
     let doc = Document()
-    let tokenizer = Tokenizer(InputDecoder.normalizeNewlines(Array(html.utf8)), collectErrors: options.collectErrors, document: doc)
+    var input = InputDecoder.normalizeNewlines(Array(html.utf8))
+    if let cut = cut(input, options) {
+      input = cut
+      doc.inputWasTruncated = true
+    }
+    let tokenizer = Tokenizer(input, collectErrors: options.collectErrors, document: doc)
     let builder = TreeBuilder(document: doc, tokenizer: tokenizer, scripting: options.scripting, collectErrors: options.collectErrors)
     let code = doc.intern(context)
     let contextNode = doc.createElement(code: code, namespace: contextNamespace, attributes: [])

@@ -89,6 +89,9 @@ import Testing
     let whole = Document.parse(html, options: ParserOptions(maximumInputSize: html.count))
     #expect(!whole.inputWasTruncated)
     #expect(try #require(whole.selectFirst(Selector("p"))).text == "h\u{E9}llo")
+    // A fragment too.
+    let (fragment, root) = Document.parseFragment(html: "h\u{E9}llo", context: "p", options: ParserOptions(maximumInputSize: 2))
+    #expect(fragment.inputWasTruncated && fragment.text(of: root) == "h")
     // No option goes past the largest input.
     #expect(ParserOptions(maximumInputSize: .max).maximumInputSize == ParserOptions.largestInput)
   }
