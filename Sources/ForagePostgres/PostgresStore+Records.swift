@@ -41,17 +41,29 @@ extension PostgresStore {
       var pageRows: [PageRecord] = []
       var kept: [Int64: [UInt64]] = [:]
       let held = try Self.updateFrontierStates(db, pages, owners: owners)
-      for page in pages {
-        guard held.contains(page.item.id) else { continue }
+      let heldPages = pages.filter { held.contains($0.item.id) }
+      // Records: the new ones inserted by one statement, their changes (and
+      // those of changed records) written by one more, in page order. A batch
+      // that gives one record twice goes record by record, so the second
+      // sees the first.
+      var keys = Set<RecordKey>()
+      let distinct = heldPages.allSatisfy { page in page.records.allSatisfy { keys.insert(RecordKey($0)).inserted } }
+      var batched = distinct ? try Self.insertNewRecords(db, heldPages) : nil
+      for page in heldPages {
         if let record = page.page { pageRows.append(record) }
         for record in page.records {
-          try Self.upsertRecord(db, record, of: page, firstCrawl: &firstCrawl, into: &result)
+          if batched != nil {
+            try Self.stageRecord(db, record, of: page, batch: &batched!, into: &result)
+          } else {
+            try Self.upsertRecord(db, record, of: page, firstCrawl: &firstCrawl, into: &result)
+          }
         }
         if page.keepsRecords { kept[page.item.crawl, default: []].append(page.item.fingerprint) }
         if !page.discovered.isEmpty, sizes[page.item.crawl] != nil {
           links[page.item.crawl, default: ([], page.maxPages ?? .max)].seeds += page.discovered
         }
       }
+      if let batched { try Self.writeChanges(db, batched, firstCrawl: &firstCrawl, into: &result) }
       try Self.upsertPages(db, pageRows)
       for (crawl, fingerprints) in kept.sorted(by: { $0.key < $1.key }) {
         try db.query(
@@ -262,6 +274,157 @@ extension PostgresStore {
       ])
   }
 
+  /// Updates a stored record from `record` (locking its row): nil when its
+  /// fields are unchanged (only when it was seen is written), else the kind
+  /// of change and the fields before. Counts it into `result`.
+  private static func updateExistingRecord(
+    _ db: PostgresConnection, _ record: RecordInput, of page: PageCommit, into result: inout CommitResult
+  ) throws -> (kind: ChangeKind, before: String)? {
+    let nowMS = milliseconds(page.now)
+    let crawl = page.item.crawl
+    let row = try db.query(
+      "SELECT id, content_hash, fields, removed_at FROM records WHERE source = $1 AND key = $2 FOR UPDATE",
+      [.text(record.source), .text(record.key)])
+    guard row.count > 0 else { throw StoreError.notFound("record \(record.key) of \(record.source)") }
+    let id = row.int64(0, 0)
+    let removed = row.optionalInt64(0, 3) != nil
+    if row.uint64(0, 1) == record.contentHash && !removed {
+      try db.query(
+        "UPDATE records SET url = $1, last_seen = $2, page = $3, seen_crawl = $4 WHERE id = $5",
+        [.text(record.url), .int(nowMS), .bits(page.item.fingerprint), .int(crawl), .int(id)])
+      result.unchangedRecords += 1
+      return nil
+    }
+    try db.query(
+      """
+      UPDATE records SET url = $1, fields = $2, content_hash = $3, last_seen = $4, page = $5, seen_crawl = $6,
+        removed_at = NULL
+      WHERE id = $7
+      """,
+      [
+        .text(record.url), .text(record.fieldsJSON), .bits(record.contentHash), .int(nowMS),
+        .bits(page.item.fingerprint), .int(crawl), .int(id),
+      ])
+    if removed {
+      result.restoredRecords += 1
+      return (.restored, row.string(0, 2))
+    }
+    result.changedRecords += 1
+    return (.changed, row.string(0, 2))
+  }
+
+  /// A record's identity within a commit.
+  struct RecordKey: Hashable {
+    var source: String
+    var key: String
+    init(_ record: RecordInput) { (source, key) = (record.source, record.key) }
+    init(source: String, key: String) { (self.source, self.key) = (source, key) }
+  }
+
+  /// A commit's records on their way in: which the batch insert added, and
+  /// the changes to write, in page order.
+  struct RecordBatch {
+    var inserted: Set<RecordKey>
+    var changes: [(change: RecordChange, router: (any ChangeRouter)?)] = []
+  }
+
+  /// Inserts the records of `pages` that the store lacks, in one statement;
+  /// the rest are left for `stageRecord`.
+  private static func insertNewRecords(_ db: PostgresConnection, _ pages: [PageCommit]) throws -> RecordBatch {
+    var rows: [(record: RecordInput, page: PageCommit)] = []
+    for page in pages { for record in page.records { rows.append((record, page)) } }
+    guard !rows.isEmpty else { return RecordBatch(inserted: []) }
+    func column(_ value: ((record: RecordInput, page: PageCommit)) -> String) -> PostgresValue {
+      .text(arrayLiteral(rows.map(value)))
+    }
+    let inserted = try db.query(
+      """
+      INSERT INTO records (source, key, url, fields, content_hash, first_seen, last_seen, page, seen_crawl)
+      SELECT u.source, u.key, u.url, u.fields, u.hash, u.at, u.at, u.page, u.crawl
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[])
+        WITH ORDINALITY AS u (source, key, url, fields, hash, at, page, crawl, n)
+      ORDER BY u.n
+      ON CONFLICT (source, key) DO NOTHING
+      RETURNING source, key
+      """,
+      [
+        column { quoted($0.record.source) }, column { quoted($0.record.key) }, column { quoted($0.record.url) },
+        column { quoted($0.record.fieldsJSON) }, column { String(Int64(bitPattern: $0.record.contentHash)) },
+        column { String(milliseconds($0.page.now)) }, column { String(Int64(bitPattern: $0.page.item.fingerprint)) },
+        column { String($0.page.item.crawl) },
+      ])
+    return RecordBatch(
+      inserted: Set((0..<inserted.count).map { RecordKey(source: inserted.string($0, 0), key: inserted.string($0, 1)) }))
+  }
+
+  /// One record of a batch after `insertNewRecords`: a new one is counted
+  /// and its change staged; another is compared and updated as
+  /// `upsertRecord` does, its change (if any) staged.
+  private static func stageRecord(
+    _ db: PostgresConnection, _ record: RecordInput, of page: PageCommit, batch: inout RecordBatch,
+    into result: inout CommitResult
+  ) throws {
+    let nowMS = milliseconds(page.now)
+    let kind: ChangeKind
+    var before: String? = nil
+    if batch.inserted.contains(RecordKey(record)) {
+      result.newRecords += 1
+      kind = .new
+    } else {
+      guard let existing = try updateExistingRecord(db, record, of: page, into: &result) else { return }
+      (kind, before) = existing
+    }
+    // The id is the change row's, known once the batch's changes are written.
+    let change = RecordChange(
+      id: 0, source: record.source, key: record.key, kind: kind, url: record.url, beforeJSON: before,
+      afterJSON: record.fieldsJSON, at: date(nowMS), run: page.run)
+    batch.changes.append((change, page.router))
+  }
+
+  /// Writes the staged changes in one statement, in order, and their outbox
+  /// rows; adds the changes (with their ids) to `result`.
+  private static func writeChanges(
+    _ db: PostgresConnection, _ batch: RecordBatch, firstCrawl: inout [String: Bool], into result: inout CommitResult
+  ) throws {
+    guard !batch.changes.isEmpty else { return }
+    let changes = batch.changes.map(\.change)
+    func column(_ value: (RecordChange) -> String) -> PostgresValue { .text(arrayLiteral(changes.map(value))) }
+    let ids = try db.query(
+      """
+      INSERT INTO changes (source, key, kind, url, before, after, at, run)
+      SELECT u.source, u.key, u.kind, u.url, u.before, u.after, u.at, u.run
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[])
+        WITH ORDINALITY AS u (source, key, kind, url, before, after, at, run, n)
+      ORDER BY u.n
+      RETURNING id, source, key
+      """,
+      [
+        column { quoted($0.source) }, column { quoted($0.key) }, column { $0.kind.rawValue }, column { quoted($0.url) },
+        column { $0.beforeJSON.map(quoted) ?? "NULL" }, column { $0.afterJSON.map(quoted) ?? "NULL" },
+        column { String(milliseconds($0.at)) }, column { $0.run.map { String($0) } ?? "NULL" },
+      ])
+    var idOf: [RecordKey: Int64] = [:]
+    for row in 0..<ids.count { idOf[RecordKey(source: ids.string(row, 1), key: ids.string(row, 2))] = ids.int64(row, 0) }
+    for (staged, router) in batch.changes {
+      var change = staged
+      guard let id = idOf[RecordKey(source: change.source, key: change.key)] else {
+        throw StoreError.notFound("the change of record \(change.key) of \(change.source)")
+      }
+      change.id = id
+      result.changes.append(change)
+      guard let router else { continue }
+      let first: Bool
+      if let known = firstCrawl[change.source] {
+        first = known
+      } else {
+        first = try !sourceHasCompletedCrawl(db, change.source)
+        firstCrawl[change.source] = first
+      }
+      result.notifications += try enqueue(
+        db, change, channels: router.channels(for: change, firstCrawl: first), now: milliseconds(change.at))
+    }
+  }
+
   /// Inserts or updates one record, writing a change when it is new,
   /// changed or back after a removal. Two workers storing the same record
   /// at once are ordered by its row lock: the second sees the first's fields.
@@ -288,36 +451,8 @@ extension PostgresStore {
       kind = .new
       before = nil
     } else {
-      let row = try db.query(
-        "SELECT id, content_hash, fields, removed_at FROM records WHERE source = $1 AND key = $2 FOR UPDATE",
-        [.text(record.source), .text(record.key)])
-      let id = row.int64(0, 0)
-      let removed = row.optionalInt64(0, 3) != nil
-      if row.uint64(0, 1) == record.contentHash && !removed {
-        try db.query(
-          "UPDATE records SET url = $1, last_seen = $2, page = $3, seen_crawl = $4 WHERE id = $5",
-          [.text(record.url), .int(nowMS), .bits(page.item.fingerprint), .int(crawl), .int(id)])
-        result.unchangedRecords += 1
-        return
-      }
-      try db.query(
-        """
-        UPDATE records SET url = $1, fields = $2, content_hash = $3, last_seen = $4, page = $5, seen_crawl = $6,
-          removed_at = NULL
-        WHERE id = $7
-        """,
-        [
-          .text(record.url), .text(record.fieldsJSON), .bits(record.contentHash), .int(nowMS),
-          .bits(page.item.fingerprint), .int(crawl), .int(id),
-        ])
-      if removed {
-        kind = .restored
-        result.restoredRecords += 1
-      } else {
-        kind = .changed
-        result.changedRecords += 1
-      }
-      before = row.string(0, 2)
+      guard let existing = try updateExistingRecord(db, record, of: page, into: &result) else { return }
+      (kind, before) = existing
     }
     let change = try writeChange(
       db, source: record.source, key: record.key, kind: kind, url: record.url, before: before,
