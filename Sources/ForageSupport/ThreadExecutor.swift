@@ -15,7 +15,7 @@ import Foundation
 ///
 /// Jobs run one at a time in the order they were enqueued. The thread ends
 /// when the executor is released (after its actor: each job holds it).
-public final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
+package final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
   /// The jobs waiting, shared with the thread (which must not keep the
   /// executor itself alive).
   private final class Queue: @unchecked Sendable {
@@ -29,7 +29,7 @@ public final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
 
   /// Starts the executor's thread, named `name` (seen in debuggers and
   /// `top -H`; cut to 15 characters on Linux).
-  public init(name: String) {
+  package init(name: String) {
     let queue = self.queue
     // Unowned: a job exists only while its actor, and so this executor, does.
     let executor = UnownedSerialExecutor(ordinary: self)
@@ -66,7 +66,7 @@ public final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
   }
 
   /// Queues `job` to run on the executor's thread.
-  public func enqueue(_ job: consuming ExecutorJob) {
+  package func enqueue(_ job: consuming ExecutorJob) {
     let job = UnownedJob(job)
     queue.condition.lock()
     queue.jobs.append(job)
@@ -75,7 +75,7 @@ public final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
   }
 
   /// This executor, as actors name theirs.
-  public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+  package func asUnownedSerialExecutor() -> UnownedSerialExecutor {
     UnownedSerialExecutor(ordinary: self)
   }
 }
