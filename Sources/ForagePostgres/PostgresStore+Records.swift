@@ -63,7 +63,10 @@ extension PostgresStore {
           links[page.item.crawl, default: ([], page.maxPages ?? .max)].seeds += page.discovered
         }
       }
-      if let batched { try Self.writeChanges(db, batched, firstCrawl: &firstCrawl, into: &result) }
+      if let batched {
+        try Self.writeSeen(db, batched.seen ?? [])
+        try Self.writeChanges(db, batched, firstCrawl: &firstCrawl, into: &result)
+      }
       try Self.upsertPages(db, pageRows)
       for (crawl, fingerprints) in kept.sorted(by: { $0.key < $1.key }) {
         try db.query(
@@ -280,18 +283,52 @@ extension PostgresStore {
   private static func updateExistingRecord(
     _ db: PostgresConnection, _ record: RecordInput, of page: PageCommit, into result: inout CommitResult
   ) throws -> (kind: ChangeKind, before: String)? {
-    let nowMS = milliseconds(page.now)
-    let crawl = page.item.crawl
     let row = try db.query(
       "SELECT id, content_hash, fields, removed_at FROM records WHERE source = $1 AND key = $2 FOR UPDATE",
       [.text(record.source), .text(record.key)])
     guard row.count > 0 else { throw StoreError.notFound("record \(record.key) of \(record.source)") }
-    let id = row.int64(0, 0)
-    let removed = row.optionalInt64(0, 3) != nil
-    if row.uint64(0, 1) == record.contentHash && !removed {
-      try db.query(
-        "UPDATE records SET url = $1, last_seen = $2, page = $3, seen_crawl = $4 WHERE id = $5",
-        [.text(record.url), .int(nowMS), .bits(page.item.fingerprint), .int(crawl), .int(id)])
+    let stored = ExistingRecord(
+      id: row.int64(0, 0), contentHash: row.uint64(0, 1), fields: row.string(0, 2), removed: row.optionalInt64(0, 3) != nil)
+    var seenNow: [SeenRecord]? = nil
+    return try update(db, stored, from: record, of: page, seen: &seenNow, into: &result)
+  }
+
+  /// A stored record's row as a commit compares it.
+  struct ExistingRecord {
+    var id: Int64
+    var contentHash: UInt64
+    var fields: String
+    var removed: Bool
+  }
+
+  /// A record given again unchanged: only when and where it was seen is written.
+  struct SeenRecord {
+    var id: Int64
+    var url: String
+    var at: Int64
+    var page: UInt64
+    var crawl: Int64
+  }
+
+  /// Updates `stored` from `record`: nil when its fields are unchanged (the
+  /// sighting goes to `seen` when given, to be written with the batch's
+  /// others, else is written now), else the kind of change and the fields
+  /// before. Counts it into `result`.
+  private static func update(
+    _ db: PostgresConnection, _ stored: ExistingRecord, from record: RecordInput, of page: PageCommit,
+    seen: inout [SeenRecord]?, into result: inout CommitResult
+  ) throws -> (kind: ChangeKind, before: String)? {
+    let nowMS = milliseconds(page.now)
+    let crawl = page.item.crawl
+    let id = stored.id
+    let removed = stored.removed
+    if stored.contentHash == record.contentHash && !removed {
+      let sighting = SeenRecord(id: id, url: record.url, at: nowMS, page: page.item.fingerprint, crawl: crawl)
+      if seen != nil {
+        seen!.append(sighting)
+      } else {
+        try writeSeen(db, [sighting])
+      }
       result.unchangedRecords += 1
       return nil
     }
@@ -307,10 +344,46 @@ extension PostgresStore {
       ])
     if removed {
       result.restoredRecords += 1
-      return (.restored, row.string(0, 2))
+      return (.restored, stored.fields)
     }
     result.changedRecords += 1
-    return (.changed, row.string(0, 2))
+    return (.changed, stored.fields)
+  }
+
+  /// Writes when and where the records of `seen` were seen, in one statement.
+  private static func writeSeen(_ db: PostgresConnection, _ seen: [SeenRecord]) throws {
+    guard !seen.isEmpty else { return }
+    func column(_ value: (SeenRecord) -> String) -> PostgresValue { .text(arrayLiteral(seen.map(value))) }
+    try db.query(
+      """
+      UPDATE records r SET url = u.url, last_seen = u.at, page = u.page, seen_crawl = u.crawl
+      FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[]) AS u (id, url, at, page, crawl)
+      WHERE r.id = u.id
+      """,
+      [
+        column { String($0.id) }, column { quoted($0.url) }, column { String($0.at) },
+        column { String(Int64(bitPattern: $0.page)) }, column { String($0.crawl) },
+      ])
+  }
+
+  /// The stored rows of the records of `keys`, locked, in one statement.
+  private static func storedRecords(_ db: PostgresConnection, _ keys: [RecordKey]) throws -> [RecordKey: ExistingRecord] {
+    guard !keys.isEmpty else { return [:] }
+    let rows = try db.query(
+      """
+      SELECT r.id, r.content_hash, r.fields, r.removed_at, r.source, r.key
+      FROM records r JOIN unnest($1::text[], $2::text[]) AS u (source, key) ON r.source = u.source AND r.key = u.key
+      ORDER BY r.id
+      FOR UPDATE OF r
+      """,
+      [.text(arrayLiteral(keys.map { quoted($0.source) })), .text(arrayLiteral(keys.map { quoted($0.key) }))])
+    var found: [RecordKey: ExistingRecord] = [:]
+    for row in 0..<rows.count {
+      found[RecordKey(source: rows.string(row, 4), key: rows.string(row, 5))] = ExistingRecord(
+        id: rows.int64(row, 0), contentHash: rows.uint64(row, 1), fields: rows.string(row, 2),
+        removed: rows.optionalInt64(row, 3) != nil)
+    }
+    return found
   }
 
   /// A record's identity within a commit.
@@ -325,6 +398,10 @@ extension PostgresStore {
   /// the changes to write, in page order.
   struct RecordBatch {
     var inserted: Set<RecordKey>
+    /// The rows of the batch's records that were there already, locked.
+    var stored: [RecordKey: ExistingRecord] = [:]
+    /// Records given again unchanged, written together at the end.
+    var seen: [SeenRecord]? = []
     var changes: [(change: RecordChange, router: (any ChangeRouter)?)] = []
   }
 
@@ -353,8 +430,10 @@ extension PostgresStore {
         column { String(milliseconds($0.page.now)) }, column { String(Int64(bitPattern: $0.page.item.fingerprint)) },
         column { String($0.page.item.crawl) },
       ])
-    return RecordBatch(
+    var batch = RecordBatch(
       inserted: Set((0..<inserted.count).map { RecordKey(source: inserted.string($0, 0), key: inserted.string($0, 1)) }))
+    batch.stored = try storedRecords(db, rows.map { RecordKey($0.record) }.filter { !batch.inserted.contains($0) })
+    return batch
   }
 
   /// One record of a batch after `insertNewRecords`: a new one is counted
@@ -371,7 +450,12 @@ extension PostgresStore {
       result.newRecords += 1
       kind = .new
     } else {
-      guard let existing = try updateExistingRecord(db, record, of: page, into: &result) else { return }
+      guard let stored = batch.stored[RecordKey(record)] else {
+        throw StoreError.notFound("record \(record.key) of \(record.source)")
+      }
+      guard let existing = try update(db, stored, from: record, of: page, seen: &batch.seen, into: &result) else {
+        return
+      }
       (kind, before) = existing
     }
     // The id is the change row's, known once the batch's changes are written.
