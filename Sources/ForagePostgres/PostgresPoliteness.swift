@@ -28,32 +28,19 @@ actor PostgresPoliteness {
   /// is false (one statement is its own), made on first use and again after
   /// a loss, with backoff for up to `reconnectTimeout`.
   private func run<T>(transaction: Bool = true, _ body: (PostgresConnection) throws -> T) async throws -> T {
-    let clock = ContinuousClock()
-    let giveUp = clock.now + reconnectTimeout
-    var delay = Duration.milliseconds(100)
-    while true {
-      do {
-        if db?.isOpen != true { db = try PostgresConnection(url: url, connectTimeout: 5) }
-        let db = self.db!
-        return transaction ? try db.transaction { try body(db) } : try body(db)
-      } catch let error as StoreError where PostgresStore.isRetryable(error) {
-        if clock.now + delay > giveUp { throw error }
-        try await Task.sleep(for: delay)
-        delay = min(delay * 2, .seconds(5))
-      }
+    try await PostgresStore.retrying(for: reconnectTimeout) {
+      if db?.isOpen != true { db = try PostgresConnection(url: url, connectTimeout: 5) }
+      let db = self.db!
+      return transaction ? try db.transaction { try body(db) } : try body(db)
     }
-  }
-
-  static func milliseconds(_ duration: Duration) -> Int64 {
-    Int64(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
   }
 
   /// See ``PostgresStore/takeHostTicket(host:owner:concurrency:delay:lease:)``.
   func takeHostTicket(host: String, owner: String, concurrency: Int, delay: Duration, lease: Duration) async throws
     -> Int64?
   {
-    let delayMS = Self.milliseconds(delay)
-    let leaseMS = Self.milliseconds(lease)
+    let delayMS = delay.milliseconds
+    let leaseMS = lease.milliseconds
     // One statement (migration pg4), its own transaction: one round trip.
     return try await run(transaction: false) { db in
       try db.query(
@@ -72,7 +59,7 @@ actor PostgresPoliteness {
 
   /// See ``PostgresStore/claimRobotsFetch(origin:lease:)``.
   func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool {
-    let leaseMS = Self.milliseconds(lease)
+    let leaseMS = lease.milliseconds
     return try await run { db in
       try db.query(
         """

@@ -496,17 +496,27 @@ extension PostgresStore {
       }
       change.id = id
       result.changes.append(change)
-      guard let router else { continue }
-      let first: Bool
-      if let known = firstCrawl[change.source] {
-        first = known
-      } else {
-        first = try !sourceHasCompletedCrawl(db, change.source)
-        firstCrawl[change.source] = first
-      }
-      result.notifications += try enqueue(
-        db, change, channels: router.channels(for: change, firstCrawl: first), now: milliseconds(change.at))
+      try notify(db, change, router: router, firstCrawl: &firstCrawl, into: &result)
     }
+  }
+
+  /// Queues the outbox rows `router` asks for `change` (none without a
+  /// router); whether its source has completed a crawl is asked once per
+  /// commit (`firstCrawl`).
+  private static func notify(
+    _ db: PostgresConnection, _ change: RecordChange, router: (any ChangeRouter)?, firstCrawl: inout [String: Bool],
+    into result: inout CommitResult
+  ) throws {
+    guard let router else { return }
+    let first: Bool
+    if let known = firstCrawl[change.source] {
+      first = known
+    } else {
+      first = try !sourceHasCompletedCrawl(db, change.source)
+      firstCrawl[change.source] = first
+    }
+    result.notifications += try enqueue(
+      db, change, channels: router.channels(for: change, firstCrawl: first), now: milliseconds(change.at))
   }
 
   /// Inserts or updates one record, writing a change when it is new,
@@ -542,17 +552,7 @@ extension PostgresStore {
       db, source: record.source, key: record.key, kind: kind, url: record.url, before: before,
       after: record.fieldsJSON, at: nowMS, run: page.run)
     result.changes.append(change)
-    if let router = page.router {
-      let first: Bool
-      if let known = firstCrawl[record.source] {
-        first = known
-      } else {
-        first = try !sourceHasCompletedCrawl(db, record.source)
-        firstCrawl[record.source] = first
-      }
-      result.notifications += try enqueue(
-        db, change, channels: router.channels(for: change, firstCrawl: first), now: nowMS)
-    }
+    try notify(db, change, router: page.router, firstCrawl: &firstCrawl, into: &result)
   }
 
   /// Inserts a change row and returns it.
@@ -683,8 +683,7 @@ extension PostgresStore {
       let keepPending = "AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.change = changes.id AND o.state = 'pending')"
       for (source, rule) in retention.sorted(by: { $0.key < $1.key }) {
         if let maxAge = rule.maxAge {
-          let cutoff = Self.milliseconds(now) - maxAge.components.seconds * 1000
-            - maxAge.components.attoseconds / 1_000_000_000_000_000
+          let cutoff = Self.milliseconds(now) - maxAge.milliseconds
           dropped += try db.query(
             "DELETE FROM changes WHERE source = $1 AND at < $2 \(keepPending)", [.text(source), .int(cutoff)]
           ).affected

@@ -77,15 +77,27 @@ public actor PostgresStore: Store {
   /// server chose it as a deadlock's or serialization failure's victim.
   @discardableResult
   func run<T>(transaction: Bool = true, _ body: (PostgresConnection) throws -> T) async throws -> T {
+    try await Self.retrying(for: reconnectTimeout) {
+      if closed { throw StoreError.closed(path: location) }
+      if !db.isOpen { try db.reconnect(); reconnections += 1 }
+      return transaction ? try db.transaction { try body(db) } : try body(db)
+    }
+  }
+
+  /// Runs `attempt` until it succeeds or fails for good: after a lost
+  /// connection, a deadlock or a serialization failure it runs again after a
+  /// pause (100 ms, doubling up to 5 s) while `timeout` has not passed since
+  /// the first try. Runs on the caller's actor.
+  static func retrying<T>(
+    for timeout: Duration, isolation: isolated (any Actor)? = #isolation, _ attempt: () throws -> T
+  ) async throws -> T {
     let clock = ContinuousClock()
-    let giveUp = clock.now + reconnectTimeout
+    let giveUp = clock.now + timeout
     var delay = Duration.milliseconds(100)
     while true {
-      if closed { throw StoreError.closed(path: location) }
       do {
-        if !db.isOpen { try db.reconnect(); reconnections += 1 }
-        return transaction ? try db.transaction { try body(db) } : try body(db)
-      } catch let error as StoreError where Self.isRetryable(error) {
+        return try attempt()
+      } catch let error as StoreError where isRetryable(error) {
         if clock.now + delay > giveUp { throw error }
         try await Task.sleep(for: delay)
         delay = min(delay * 2, .seconds(5))
