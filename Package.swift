@@ -60,7 +60,7 @@ let package = Package(
         "ForageURL", "ForageSupport",
         .target(name: "CCurl", condition: .when(platforms: [.linux])),
       ]),
-    .target(name: "ForageStore", dependencies: ["CSQLite"]),
+    .target(name: "ForageStore", dependencies: ["CSQLite", "ForageSupport"]),
     .target(
       name: "ForagePostgres",
       dependencies: [

@@ -1,4 +1,5 @@
 import CSQLite
+import ForageSupport
 
 /// One SQLite database connection; the only owner of its `sqlite3*`.
 ///
@@ -34,9 +35,7 @@ final class SQLiteConnection {
     self.handle = db
     self.path = path
     sqlite3_extended_result_codes(db, 1)
-    let (seconds, attoseconds) = busyTimeout.components
-    let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    sqlite3_busy_timeout(db, Int32(clamping: milliseconds))
+    sqlite3_busy_timeout(db, Int32(clamping: busyTimeout.milliseconds))
   }
 
   deinit {

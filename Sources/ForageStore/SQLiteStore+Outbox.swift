@@ -1,4 +1,5 @@
 import Foundation
+import ForageSupport
 
 /// What one commit looked up once for all its pages: whether each source
 /// has a completed crawl.
@@ -75,8 +76,7 @@ extension SQLiteStore {
       let keepPending = "AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.change = changes.id AND o.state = 'pending')"
       for (source, rule) in retention.sorted(by: { $0.key < $1.key }) {
         if let maxAge = rule.maxAge {
-          let cutoff = Self.milliseconds(now) - maxAge.components.seconds * 1000
-            - maxAge.components.attoseconds / 1_000_000_000_000_000
+          let cutoff = Self.milliseconds(now) - maxAge.milliseconds
           let delete = try db.statement("DELETE FROM changes WHERE source = ? AND at < ? \(keepPending)")
           try delete.bind(source, at: 1)
           try delete.bind(cutoff, at: 2)
