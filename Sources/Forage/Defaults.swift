@@ -32,8 +32,10 @@ public enum Defaults {
   /// A failing URL is retried on later launches this many times in all.
   public static let maxAttempts = 3
   /// Pages gathered for one store transaction (fewer when nothing else is
-  /// in flight; more when they finish while a commit runs).
-  public static let commitBatch = 256
+  /// in flight or ``commitInterval`` passes first; more when they finish
+  /// while a commit runs). Every commit rewrites the index pages it touches,
+  /// so fewer, larger commits write less.
+  public static let commitBatch = 1024
   /// A page waits at most about this long to be committed.
   public static let commitInterval: Duration = .milliseconds(250)
   /// The largest page, or downloaded source file, read into memory to

@@ -91,36 +91,31 @@ extension SQLiteStore {
   ) async throws -> [FrontierItem] {
     guard limit > 0 else { return [] }
     let db = self.db
-    return try db.transaction {
-      let select = try db.statement(
-        """
-        SELECT id, url, fingerprint, depth, attempts, lastmod FROM frontier
-        WHERE crawl = ?1 AND state = 'queued'
-        UNION ALL
-        SELECT id, url, fingerprint, depth, attempts, lastmod FROM frontier
-        WHERE crawl = ?1 AND state = 'claimed' AND lease_until < ?2
-        ORDER BY depth, id LIMIT ?3
-        """)
-      try select.bind(crawl, at: 1)
-      try select.bind(Self.milliseconds(now), at: 2)
-      try select.bind(limit, at: 3)
-      let items = try select.rows {
-        FrontierItem(
-          id: $0.int64(0), crawl: crawl, url: $0.string(1), fingerprint: $0.uint64(2),
-          depth: $0.int(3), attempts: $0.int(4), lastModified: $0.optionalInt64(5).map(Self.date))
-      }
-      let update = try db.statement(
-        "UPDATE frontier SET state = 'claimed', owner = ?, lease_until = ? WHERE id = ?")
-      let lease = Self.milliseconds(leaseUntil)
-      for item in items {
-        update.clear()
-        try update.bind(owner, at: 1)
-        try update.bind(lease, at: 2)
-        try update.bind(item.id, at: 3)
-        try update.execute()
-      }
-      return items
+    // One statement marks and returns the entries (an UPDATE per entry cost
+    // a statement execution, and SQLite's allocations, for each).
+    let claim = try db.statement(
+      """
+      UPDATE frontier SET state = 'claimed', owner = ?4, lease_until = ?5
+      WHERE id IN (
+        SELECT id FROM (
+          SELECT id, depth FROM frontier WHERE crawl = ?1 AND state = 'queued'
+          UNION ALL
+          SELECT id, depth FROM frontier WHERE crawl = ?1 AND state = 'claimed' AND lease_until < ?2
+          ORDER BY depth, id LIMIT ?3))
+      RETURNING id, url, fingerprint, depth, attempts, lastmod
+      """)
+    try claim.bind(crawl, at: 1)
+    try claim.bind(Self.milliseconds(now), at: 2)
+    try claim.bind(limit, at: 3)
+    try claim.bind(owner, at: 4)
+    try claim.bind(Self.milliseconds(leaseUntil), at: 5)
+    let items = try claim.rows {
+      FrontierItem(
+        id: $0.int64(0), crawl: crawl, url: $0.string(1), fingerprint: $0.uint64(2),
+        depth: $0.int(3), attempts: $0.int(4), lastModified: $0.optionalInt64(5).map(Self.date))
     }
+    // RETURNING gives rows in no promised order: lowest depth first, then by id.
+    return items.sorted { ($0.depth, $0.id) < ($1.depth, $1.id) }
   }
 
   /// Returns the claimed entries of `owner` (every claimed entry when nil)

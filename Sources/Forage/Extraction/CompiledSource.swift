@@ -107,9 +107,6 @@ extension CompiledSource {
     source.crawl.map { depth <= $0.maxDepth } ?? false
   }
 
-  /// True when the crawl scope admits `url`, depth aside: an http(s) URL
-  /// with a host that `sameHost`/`allowedDomains` allow and that matches
-  /// `include` (when given) and no `exclude` pattern.
   /// File extensions of what a crawl never reads as a page: archives,
   /// images, audio, video, fonts, office documents, executables, style
   /// sheets and scripts (compared lower-cased, on the path's last segment).
@@ -127,13 +124,32 @@ extension CompiledSource {
   /// True when the last segment of `url`'s path ends in one of
   /// ``nonPageExtensions``.
   static func namesNonPage(_ url: WebURL) -> Bool {
-    let path = url.path
-    guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return false }
-    let ext = path[path.index(after: dot)...]
-    guard !ext.isEmpty, ext.count <= 5 else { return false }
-    return nonPageExtensions.contains(Substring(ext.lowercased()))
+    // Read on the path's bytes: nearly every link has no extension or a
+    // short one, and a crawl asks this for every link of every page.
+    var path = url.path
+    return path.withUTF8 { bytes -> Bool in
+      var i = bytes.count
+      while i > 0 {
+        let b = bytes[i - 1]
+        if b == UInt8(ascii: "/") { return false }
+        if b == UInt8(ascii: ".") { break }
+        i -= 1
+      }
+      let length = bytes.count - i
+      guard i > 0, length > 0, length <= 5 else { return false }
+      var lowered = ""
+      for b in bytes[i...] {
+        guard b < 0x80 else { return false }
+        lowered.unicodeScalars.append(Unicode.Scalar((b >= 0x41 && b <= 0x5A) ? b | 0x20 : b))
+      }
+      return nonPageExtensions.contains(Substring(lowered))
+    }
   }
 
+  /// True when the crawl scope admits `url`, depth aside: an http(s) URL
+  /// with a host that `sameHost`/`allowedDomains` allow, not naming a
+  /// non-page file (unless `include` is given), that matches `include`
+  /// (when given) and no `exclude` pattern.
   func admits(_ url: WebURL) -> Bool {
     guard url.isHTTP, let host = url.host else { return false }
     guard let scope = source.crawl else { return true }

@@ -184,7 +184,11 @@ public final class Job: Sendable {
           source: source, settings: settings, fetcher: fetcher, run: run, deadline: deadline, router: router, now: now,
           downloads: s.download ? Downloads(store: store, fetcher: fetcher, fetch: settings) : nil,
           downloadsDirectory: config.directory))
-      lanes.append(.init(cap: min(settings.concurrency, concurrency), critical: s.critical))
+      // One process claims far ahead (each claim is a transaction of its
+      // own); a fleet's workers claim little at a time, so that the last
+      // URLs of a crawl are shared among them.
+      let cap = min(settings.concurrency, concurrency)
+      lanes.append(.init(cap: cap, critical: s.critical, claimSize: shared ? nil : max(cap * 32, 64)))
     }
     var machine = LaunchMachine<ProcessedPage>(lanes: lanes, concurrency: concurrency, commitBatch: Defaults.commitBatch)
 

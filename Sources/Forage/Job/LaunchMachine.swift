@@ -209,10 +209,12 @@ struct LaunchMachine<Page: Sendable> {
         lastServed = lane
         actions.append(.fetch(lane: lane, item: item))
       }
-      // Claim ahead, before a source's queue runs dry.
+      // Claim ahead, before a source's queue runs dry: when half a claim is
+      // left. A claim waits for the commit before it in the store, and the
+      // queue must last until then, or the fetches stall.
       for i in lanes.indices {
         let lane = lanes[i]
-        if !lane.claiming && lane.mayHaveMore && lane.ready < lane.cap {
+        if !lane.claiming && lane.mayHaveMore && lane.ready < max(lane.cap, lane.claimSize / 2) {
           lanes[i].claiming = true
           actions.append(.claim(lane: i, limit: lane.claimSize, generation: commits))
         }
