@@ -115,6 +115,40 @@ final class SQLiteStatement {
     try check(rc, "sqlite3_bind_blob")
   }
 
+  /// Binds `values` as one JSON array, for a statement that reads it with
+  /// `json_each(?)`: a whole batch of keys in one execution.
+  func bind(jsonArray values: some Sequence<Int64>, at index: Int32) throws {
+    var text = "["
+    for (i, value) in values.enumerated() {
+      if i > 0 { text += "," }
+      text += String(value)
+    }
+    text += "]"
+    try bind(text, at: index)
+  }
+
+  /// Binds `strings` as one JSON array of strings (see `bind(jsonArray:at:)`).
+  func bind(jsonArray strings: [String], at index: Int32) throws {
+    var text = "["
+    for (i, string) in strings.enumerated() {
+      if i > 0 { text += "," }
+      text += "\""
+      for scalar in string.unicodeScalars {
+        switch scalar {
+        case "\"": text += "\\\""
+        case "\\": text += "\\\\"
+        case _ where scalar.value < 0x20:
+          let hex = String(scalar.value, radix: 16)
+          text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        default: text.unicodeScalars.append(scalar)
+        }
+      }
+      text += "\""
+    }
+    text += "]"
+    try bind(text, at: index)
+  }
+
   func bindNull(at index: Int32) throws {
     try check(sqlite3_bind_null(handle, index), "sqlite3_bind_null")
   }

@@ -31,11 +31,15 @@ extension SQLiteStore {
       var sizes: [Int64: (size: Int, original: Int)] = [:]
       var seen: [Int64: [UInt64: Int]] = [:]
       var batch = ChangeBatch()
+      // Statements for a whole batch where one per page would do the same:
+      // the entries fetched, and the records the pages give that exist.
+      try markDone(pages.lazy.filter { $0.outcome == .done }.map(\.item))
+      var existing = try existingRecords(of: pages)
       for page in pages {
-        try updateFrontierState(page.item, page.outcome)
+        if page.outcome != .done { try updateFrontierState(page.item, page.outcome) }
         if let record = page.page { try upsertPage(record) }
         for record in page.records {
-          try upsertRecord(record, of: page, batch: &batch, into: &result)
+          try upsertRecord(record, of: page, existing: &existing, batch: &batch, into: &result)
         }
         if page.keepsRecords { try keepRecords(of: page) }
         if !page.discovered.isEmpty {
@@ -132,6 +136,80 @@ extension SQLiteStore {
     try update.execute()
   }
 
+  /// Marks the entries of `items` done with one statement; when one of
+  /// them is missing, names it (the caller's transaction is rolled back).
+  private func markDone(_ items: some Collection<FrontierItem>) throws {
+    guard !items.isEmpty else { return }
+    let update = try db.statement(
+      """
+      UPDATE frontier SET state = 'done', owner = NULL, lease_until = NULL
+      WHERE id IN (SELECT value FROM json_each(?))
+      """)
+    try update.bind(jsonArray: items.map(\.id), at: 1)
+    try update.execute()
+    if db.changes != Set(items.map(\.id)).count {
+      let exists = try db.statement("SELECT 1 FROM frontier WHERE id = ?")
+      for item in items {
+        try exists.bind(item.id, at: 1)
+        if try exists.firstRow({ _ in true }) == nil { throw StoreError.notFound("frontier entry with id \(item.id)") }
+      }
+    }
+  }
+
+  /// A source and a record key, equal when their bytes are (as SQLite
+  /// compares them; Swift's `String` equality is canonical equivalence).
+  struct RecordKey: Hashable {
+    let source: String
+    let key: String
+
+    static func == (a: RecordKey, b: RecordKey) -> Bool {
+      a.source.utf8.elementsEqual(b.source.utf8) && a.key.utf8.elementsEqual(b.key.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+      var source = source
+      var key = key
+      source.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+      hasher.combine(0xFF as UInt8)  // no UTF-8 byte: separates source from key
+      key.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+  }
+
+  /// A stored record as a commit needs it.
+  struct ExistingRecord {
+    var id: Int64
+    var contentHash: UInt64
+    var fields: String
+    var removedAt: Int64?
+  }
+
+  /// The stored records among those `pages` give, read with one statement
+  /// per source. A record this misses is still found by `upsertRecord`
+  /// (its insert meets the unique key), so the lookup only saves work.
+  private func existingRecords(of pages: [PageCommit]) throws -> [RecordKey: ExistingRecord] {
+    var keys: [String: [String]] = [:]
+    for page in pages {
+      for record in page.records { keys[record.source, default: []].append(record.key) }
+    }
+    guard !keys.isEmpty else { return [:] }
+    let select = try db.statement(
+      """
+      SELECT key, id, content_hash, fields, removed_at FROM records
+      WHERE source = ?1 AND key IN (SELECT value FROM json_each(?2))
+      """)
+    var found: [RecordKey: ExistingRecord] = [:]
+    for (source, list) in keys {
+      try select.bind(source, at: 1)
+      try select.bind(jsonArray: list, at: 2)
+      for (key, row) in try select.rows({
+        ($0.string(0), ExistingRecord(id: $0.int64(1), contentHash: $0.uint64(2), fields: $0.string(3), removedAt: $0.optionalInt64(4)))
+      }) {
+        found[RecordKey(source: source, key: key)] = row
+      }
+    }
+    return found
+  }
+
   private func updateFrontierState(_ item: FrontierItem, _ outcome: FrontierOutcome) throws {
     switch outcome {
     case .done:
@@ -188,19 +266,47 @@ extension SQLiteStore {
   /// Inserts or updates one record, writing a change when it is new,
   /// changed or back after a removal, and marking it seen by the page's crawl.
   private func upsertRecord(
-    _ record: RecordInput, of page: PageCommit, batch: inout ChangeBatch, into result: inout CommitResult
+    _ record: RecordInput, of page: PageCommit, existing: inout [RecordKey: ExistingRecord],
+    batch: inout ChangeBatch, into result: inout CommitResult
   ) throws {
     let nowMS = Self.milliseconds(page.now)
     let crawl = page.item.crawl
-    let select = try db.statement(
-      "SELECT id, content_hash, fields, removed_at FROM records WHERE source = ? AND key = ?")
-    try select.bind(record.source, at: 1)
-    try select.bind(record.key, at: 2)
-    let existing = try select.firstRow { ($0.int64(0), $0.uint64(1), $0.string(2), $0.optionalInt64(3)) }
+    let lookupKey = RecordKey(source: record.source, key: record.key)
+    var stored = existing[lookupKey]
     let before: String?
     let kind: ChangeKind
-    if let (id, hash, fields, removedAt) = existing {
-      if hash == record.contentHash && removedAt == nil {
+    if stored == nil {
+      // Not among the batch's stored records: new, unless the batch's
+      // lookup missed it, which the unique key tells.
+      let insert = try db.statement(
+        """
+        INSERT INTO records (source, key, url, fields, content_hash, first_seen, last_seen, page, seen_crawl)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (source, key) DO NOTHING
+        """)
+      try insert.bind(record.source, at: 1)
+      try insert.bind(record.key, at: 2)
+      try insert.bind(record.url, at: 3)
+      try insert.bind(record.fieldsJSON, at: 4)
+      try insert.bind(record.contentHash, at: 5)
+      try insert.bind(nowMS, at: 6)
+      try insert.bind(nowMS, at: 7)
+      try insert.bind(page.item.fingerprint, at: 8)
+      try insert.bind(crawl, at: 9)
+      try insert.execute()
+      if db.changes == 0 {
+        let select = try db.statement(
+          "SELECT id, content_hash, fields, removed_at FROM records WHERE source = ? AND key = ?")
+        try select.bind(record.source, at: 1)
+        try select.bind(record.key, at: 2)
+        stored = try select.firstRow {
+          ExistingRecord(id: $0.int64(0), contentHash: $0.uint64(1), fields: $0.string(2), removedAt: $0.optionalInt64(3))
+        }
+      }
+    }
+    if let stored {
+      let id = stored.id
+      if stored.contentHash == record.contentHash && stored.removedAt == nil {
         let touch = try db.statement(
           "UPDATE records SET url = ?, last_seen = ?, page = ?, seen_crawl = ? WHERE id = ?")
         try touch.bind(record.url, at: 1)
@@ -226,33 +332,21 @@ extension SQLiteStore {
       try update.bind(crawl, at: 6)
       try update.bind(id, at: 7)
       try update.execute()
-      if removedAt == nil {
+      if stored.removedAt == nil {
         kind = .changed
         result.changedRecords += 1
       } else {
         kind = .restored
         result.restoredRecords += 1
       }
-      before = fields
+      before = stored.fields
+      existing[lookupKey] = ExistingRecord(id: id, contentHash: record.contentHash, fields: record.fieldsJSON, removedAt: nil)
     } else {
-      let insert = try db.statement(
-        """
-        INSERT INTO records (source, key, url, fields, content_hash, first_seen, last_seen, page, seen_crawl)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """)
-      try insert.bind(record.source, at: 1)
-      try insert.bind(record.key, at: 2)
-      try insert.bind(record.url, at: 3)
-      try insert.bind(record.fieldsJSON, at: 4)
-      try insert.bind(record.contentHash, at: 5)
-      try insert.bind(nowMS, at: 6)
-      try insert.bind(nowMS, at: 7)
-      try insert.bind(page.item.fingerprint, at: 8)
-      try insert.bind(crawl, at: 9)
-      try insert.execute()
       result.newRecords += 1
       kind = .new
       before = nil
+      existing[lookupKey] = ExistingRecord(
+        id: db.lastInsertRowID, contentHash: record.contentHash, fields: record.fieldsJSON, removedAt: nil)
     }
     let change = try writeChange(
       source: record.source, key: record.key, kind: kind, url: record.url, before: before,
@@ -354,35 +448,40 @@ extension SQLiteStore {
   }
 
   /// The stored pages among `fingerprints`, keyed by fingerprint (one actor
-  /// call and one read transaction for a whole claimed batch).
+  /// call and one statement for a whole claimed batch).
   ///
   /// - Throws: `StoreError` when a statement fails.
   public func pages(fingerprints: [UInt64]) async throws -> [UInt64: PageRecord] {
-    try db.readTransaction {
-      var found: [UInt64: PageRecord] = [:]
-      for f in fingerprints where found[f] == nil {
-        if let page = try storedPage(f) { found[f] = page }
-      }
-      return found
-    }
+    guard !fingerprints.isEmpty else { return [:] }
+    let select = try db.statement(
+      """
+      SELECT \(Self.pageColumns) FROM pages
+      WHERE fingerprint IN (SELECT value FROM json_each(?))
+      """)
+    try select.bind(jsonArray: fingerprints.lazy.map { Int64(bitPattern: $0) }, at: 1)
+    var found: [UInt64: PageRecord] = [:]
+    for page in try select.rows(Self.page(from:)) { found[page.fingerprint] = page }
+    return found
   }
 
   private func storedPage(_ fingerprint: UInt64) throws -> PageRecord? {
-    let select = try db.statement(
-      """
-      SELECT url, status, etag, last_modified, content_hash, fetched_at, links, encoding, record_count
-      FROM pages WHERE fingerprint = ?
-      """)
+    let select = try db.statement("SELECT \(Self.pageColumns) FROM pages WHERE fingerprint = ?")
     try select.bind(fingerprint, at: 1)
-    return try select.firstRow {
-      let url = $0.string(0)
-      return PageRecord(
-        url: url, fingerprint: fingerprint, status: $0.int(1),
-        etag: $0.optionalString(2), lastModified: $0.optionalString(3),
-        contentHash: $0.optionalUInt64(4), fetchedAt: Self.date($0.int64(5)),
-        links: LinkList.decode($0.string(6), pageURL: url), encoding: $0.optionalString(7),
-        recordCount: $0.int(8))
-    }
+    return try select.firstRow(Self.page(from:))
+  }
+
+  /// The columns `page(from:)` reads, in its order.
+  private static let pageColumns =
+    "fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links, encoding, record_count"
+
+  private static func page(from row: SQLiteStatement) -> PageRecord {
+    let url = row.string(1)
+    return PageRecord(
+      url: url, fingerprint: row.uint64(0), status: row.int(2),
+      etag: row.optionalString(3), lastModified: row.optionalString(4),
+      contentHash: row.optionalUInt64(5), fetchedAt: date(row.int64(6)),
+      links: LinkList.decode(row.string(7), pageURL: url), encoding: row.optionalString(8),
+      recordCount: row.int(9))
   }
 
   /// Up to `limit` records with an id above `afterID`, in insertion order,
