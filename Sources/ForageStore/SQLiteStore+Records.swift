@@ -74,9 +74,14 @@ extension SQLiteStore {
   /// distance, the shortest path found so far, so `maxDepth` cuts where it
   /// should however the crawl happened to reach a page first.
   ///
-  /// A lookup on the unique index (integers only) comes first: most links
-  /// of a page are already known, and skipping the insert for them is
-  /// several times cheaper than `INSERT OR IGNORE` with its text binding.
+  /// Links the fingerprints already committed in this process (`known`)
+  /// or earlier in the batch (`seen`) name are skipped without a statement.
+  /// For the others, one statement or two: on a crawl that started here
+  /// they are mostly new, and the insert comes first (the unique key
+  /// ignores a known one, which a lookup then reads); on a resumed crawl
+  /// they are mostly known, and a lookup on the unique index (integers
+  /// only) comes first, several times cheaper than an insert with its text.
+  /// Each batch starts with the order its last link would have wanted.
   private func insertLinks(
     _ links: [FrontierSeed], crawl: Int64, size: inout Int, cap: Int,
     seen: inout [UInt64: Int]
@@ -86,10 +91,33 @@ extension SQLiteStore {
       "INSERT OR IGNORE INTO frontier (crawl, url, fingerprint, depth, lastmod) VALUES (?, ?, ?, ?, ?)")
     try exists.bind(crawl, at: 1)
     try insert.bind(crawl, at: 1)
+    /// Inserts `link` unless its fingerprint is on the frontier; true when it was not.
+    func inserted(_ link: FrontierSeed) throws -> Bool {
+      try insert.bind(link.url, at: 2)
+      try insert.bind(link.fingerprint, at: 3)
+      try insert.bind(link.depth, at: 4)
+      // Bound on every row (a statement keeps its bindings): NULL for links.
+      if let lastModified = link.lastModified {
+        try insert.bind(Self.milliseconds(lastModified), at: 5)
+      } else {
+        try insert.bindNull(at: 5)
+      }
+      try insert.execute()
+      return db.changes > 0
+    }
     var added = 0
     for link in links {
       if let depth = known.depth(of: link.fingerprint, crawl: crawl), depth <= link.depth { continue }
       if let depth = seen[link.fingerprint], depth <= link.depth { continue }
+      if insertsLinksFirst && size < cap {
+        if try inserted(link) {
+          seen[link.fingerprint] = link.depth
+          size += 1
+          added += 1
+          continue
+        }
+        insertsLinksFirst = false
+      }
       exists.reset()
       try exists.bind(link.fingerprint, at: 2)
       if try exists.step() {
@@ -103,19 +131,11 @@ extension SQLiteStore {
         }
         continue
       }
+      // Not on the frontier: the next unknown link is likely new too.
+      insertsLinksFirst = true
       if size >= cap { continue }
-      try insert.bind(link.url, at: 2)
-      try insert.bind(link.fingerprint, at: 3)
-      try insert.bind(link.depth, at: 4)
-      // Bound on every row (a statement keeps its bindings): NULL for links.
-      if let lastModified = link.lastModified {
-        try insert.bind(Self.milliseconds(lastModified), at: 5)
-      } else {
-        try insert.bindNull(at: 5)
-      }
-      try insert.execute()
       seen[link.fingerprint] = link.depth
-      if db.changes > 0 {
+      if try inserted(link) {
         size += 1
         added += 1
       }

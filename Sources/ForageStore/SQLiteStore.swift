@@ -19,6 +19,9 @@ public actor SQLiteStore: Store {
   let db: SQLiteConnection
   /// Fingerprints committed to frontiers, to skip lookups of repeated links.
   var known = KnownFingerprints(capacity: StoreDefaults.knownFingerprintsPerCrawl)
+  /// Whether the last link a commit met that `known` did not hold was new
+  /// (see `insertLinks`).
+  var insertsLinksFirst = true
   /// The path given at opening.
   public nonisolated let path: String
 
