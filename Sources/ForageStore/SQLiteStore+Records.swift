@@ -1,4 +1,5 @@
 import Foundation
+import ForageSupport
 
 extension SQLiteStore {
   // MARK: Commit
@@ -177,21 +178,14 @@ extension SQLiteStore {
   }
 
   /// A source and a record key, equal when their bytes are (as SQLite
-  /// compares them; Swift's `String` equality is canonical equivalence).
+  /// compares them; see `UTF8Key`).
   struct RecordKey: Hashable {
-    let source: String
-    let key: String
+    let source: UTF8Key
+    let key: UTF8Key
 
-    static func == (a: RecordKey, b: RecordKey) -> Bool {
-      a.source.utf8.elementsEqual(b.source.utf8) && a.key.utf8.elementsEqual(b.key.utf8)
-    }
-
-    func hash(into hasher: inout Hasher) {
-      var source = source
-      var key = key
-      source.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-      hasher.combine(0xFF as UInt8)  // no UTF-8 byte: separates source from key
-      key.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    init(source: String, key: String) {
+      self.source = UTF8Key(source)
+      self.key = UTF8Key(key)
     }
   }
 

@@ -36,18 +36,31 @@ import Testing
   @Test(arguments: StoreKind.all) func test_keysAreBytes_andSurviveEscaping(_ kind: StoreKind) async throws {
     try await withStore(kind) { store in
       let keys = ["caf\u{E9}", "cafe\u{301}", #"a"b\c"#, "tab\there\u{1}", "snow \u{2603}", ""]
+      #expect(keys[0] == keys[1], "the premise: Swift compares by canonical equivalence")
       let first = try await claimed(store, 1)
       let r1 = try await store.commit([
-        PageCommit(item: first[0], outcome: .done, records: keys.map { record($0, fields: "{}", hash: 1) }, now: t0)
+        PageCommit(
+          item: first[0], outcome: .done,
+          records: keys.enumerated().map { record($1, fields: #"{"n":\#($0)}"#, hash: UInt64($0)) }, now: t0)
       ])
       #expect(r1.newRecords == keys.count)
+      // Again, with every other record changed: each change reaches its own row.
       let second = try await claimed(store, 1, source: "again")
       let r2 = try await store.commit([
-        PageCommit(item: second[0], outcome: .done, records: keys.map { record($0, fields: "{}", hash: 1) }, now: t0 + 1)
+        PageCommit(
+          item: second[0], outcome: .done,
+          records: keys.enumerated().map { i, key in
+            i % 2 == 1 ? record(key, fields: #"{"n":\#(i),"v":2}"#, hash: UInt64(100 + i))
+              : record(key, fields: #"{"n":\#(i)}"#, hash: UInt64(i))
+          }, now: t0 + 1)
       ])
-      #expect(r2.newRecords == 0 && r2.unchangedRecords == keys.count)
+      #expect(r2.newRecords == 0 && r2.unchangedRecords == 3 && r2.changedRecords == 3)
+      #expect(r2.changes.map { Array($0.key.utf8) } == [keys[1], keys[3], keys[5]].map { Array($0.utf8) })
+      #expect(r2.changes.map(\.beforeJSON) == [#"{"n":1}"#, #"{"n":3}"#, #"{"n":5}"#])
       let stored = try await store.records(source: "s", afterID: 0, limit: 20)
       #expect(stored.map { Array($0.key.utf8) } == keys.map { Array($0.utf8) })
+      #expect(stored.map(\.fieldsJSON) == keys.indices.map { $0 % 2 == 1 ? #"{"n":\#($0),"v":2}"# : #"{"n":\#($0)}"# })
+      #expect(stored.map(\.lastSeen) == Array(repeating: t0 + 1, count: keys.count))
     }
   }
 

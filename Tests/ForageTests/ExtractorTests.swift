@@ -211,6 +211,27 @@ func extract(_ html: String, _ source: Source, url: String = "https://shop.examp
     #expect(memo.lookup(LinkMemo.Key(origin: a, href: "/2")) == nil, "over capacity: not remembered")
   }
 
+  /// Hrefs are told apart by their bytes, as the URL parser reads them:
+  /// "é" as one scalar and as "e" with a combining accent are equal Swift
+  /// strings but two URLs, on one page (with fragments) and from one page
+  /// to the next (through the crawl's link memo).
+  @Test func test_hrefsThatAreEqualStrings_butOtherBytes_areTwoLinks() throws {
+    let composed = "caf\u{E9}.html", decomposed = "cafe\u{301}.html"
+    #expect(composed == decomposed, "the premise: Swift compares by canonical equivalence")
+    let compiled = try CompiledSource(
+      Source(name: "s", url: "https://shop.example/", crawl: CrawlScope()), canonicalizer: .default)
+    func links(_ html: String) throws -> [String] {
+      let u = try #require(WebURL("https://shop.example/p/"))
+      return Extractor.extractHTML(
+        Document.parse(html: html), url: u, canonical: u, source: compiled, wantLinks: true
+      ).links.map(\.url.href)
+    }
+    let c = "https://shop.example/p/caf%C3%A9.html", d = "https://shop.example/p/cafe%CC%81.html"
+    #expect(try links("<a href='\(composed)#a'>1</a><a href='\(decomposed)#b'>2</a>") == [c, d])
+    #expect(try links("<a href='/x/\(composed)'>1</a>") == ["https://shop.example/x/caf%C3%A9.html"])
+    #expect(try links("<a href='/x/\(decomposed)'>2</a>") == ["https://shop.example/x/cafe%CC%81.html"])
+  }
+
   @Test func test_scope_sameHostDepthIncludeExclude() throws {
     let source = Source(
       name: "s", url: "https://shop.example/",

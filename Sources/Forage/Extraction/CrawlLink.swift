@@ -85,7 +85,8 @@ final class LinkMemo: Sendable {
     /// The base URL's origin as numbered by ``originID(_:)``; 0 for
     /// absolute hrefs, which need no origin.
     var origin: Int
-    var href: String
+    /// Compared as bytes: two spellings of "é" are two URLs.
+    var href: UTF8Key
   }
 
   /// The remembered links, and the numbers given to origins.
@@ -127,10 +128,10 @@ final class LinkMemo: Sendable {
       // special schemes: only a single slash is origin-relative.
       let second = u.dropFirst().first
       guard second != UInt8(ascii: "/"), second != UInt8(ascii: "\\") else { return nil }
-      return Key(origin: origin, href: href)
+      return Key(origin: origin, href: UTF8Key(href))
     }
     if first == UInt8(ascii: "h"), u.starts(with: "https://".utf8) || u.starts(with: "http://".utf8) {
-      return Key(origin: 0, href: href)
+      return Key(origin: 0, href: UTF8Key(href))
     }
     return nil
   }

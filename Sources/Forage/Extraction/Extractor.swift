@@ -90,11 +90,11 @@ enum Extractor {
       // page (`functions.html#abs`, `functions.html#all`, `#top`): each is
       // resolved once. Documentation pages link to a few pages hundreds of
       // times over.
-      var onThisPage: [Substring: CrawlLink?] = [:]
+      var onThisPage: [UTF8Key: CrawlLink?] = [:]
       for e in elements {
         guard let href = e.attr("href") ?? e.attr("src"), !CrawlLink.namesOtherScheme(href) else { continue }
         let trimmed = href.trimmingWhitespace()
-        let pageKey = CrawlLink.fragmentlessKey(trimmed)
+        let pageKey = CrawlLink.fragmentlessKey(trimmed).map(UTF8Key.init)
         let link: CrawlLink?
         if let pageKey, let known = onThisPage[pageKey] {
           link = known
