@@ -15,6 +15,9 @@ final class CurlEasy: @unchecked Sendable {
   let handle: UnsafeMutableRawPointer
   private let errorBuffer: UnsafeMutablePointer<CChar>
   private var headerList: UnsafeMutablePointer<curl_slist>?
+  /// The fields `headerList` was built from: the next request with the same
+  /// fields (a crawl's requests mostly are) reuses the list.
+  private var listedFields: [HTTPHeaders.Field] = []
 
   // Guarded by CurlMulti's lock.
   var transferID: UInt64 = 0
@@ -127,16 +130,18 @@ final class CurlEasy: @unchecked Sendable {
       }
     }
 
-    if let headerList { curl_slist_free_all(headerList) }
-    headerList = nil
-    for field in request.headers {
-      // "Name;" sends an empty header in libcurl's syntax; "Name:" would remove it.
-      let line = field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)"
-      headerList = curl_slist_append(headerList, line)
+    if request.headers.fields != listedFields {
+      if let headerList { curl_slist_free_all(headerList) }
+      headerList = nil
+      for field in request.headers {
+        // "Name;" sends an empty header in libcurl's syntax; "Name:" would remove it.
+        let line = field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)"
+        headerList = curl_slist_append(headerList, line)
+      }
+      listedFields = request.headers.fields
     }
-    if let headerList {
-      check(forage_easy_setopt_ptr(handle, CURLOPT_HTTPHEADER, headerList))
-    }
+    // Set on every request: a full reset clears it, and nil sends none.
+    check(forage_easy_setopt_ptr(handle, CURLOPT_HTTPHEADER, headerList))
     if !ok {
       throw FetchError(.invalidURL, host: host, "libcurl refused the request options for \(host ?? "this URL")")
     }
@@ -146,9 +151,6 @@ final class CurlEasy: @unchecked Sendable {
   /// request that set a method, body or proxy makes the next `configure` reset all).
   /// The connection cache lives in the multi handle.
   func reset() {
-    _ = forage_easy_setopt_ptr(handle, CURLOPT_HTTPHEADER, nil)
-    if let headerList { curl_slist_free_all(headerList) }
-    headerList = nil
     body = []
     headers = HTTPHeaders()
     continuation = nil

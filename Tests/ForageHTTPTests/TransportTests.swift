@@ -38,6 +38,28 @@ import Testing
     #expect(recorded.header("x-source") == "prices")
   }
 
+  /// One transport, one request after another (libcurl reuses its handle
+  /// and, while the fields stay the same, its header list): each request
+  /// sends its own headers, no more and no fewer.
+  @Test(arguments: TransportKind.allCases)
+  func test_requestHeaders_ofEachRequestInTurn(_ kind: TransportKind) async throws {
+    let server = try TestServer(routes: ["/echo": Route { _ in .text("ok") }])
+    defer { server.stop() }
+    let transport = kind.make()
+    let sent: [[(String, String)]] = [
+      [("X-A", "1")], [("X-A", "1")], [("X-A", "2"), ("X-B", "b")], [], [("X-A", "1")],
+    ]
+    for (i, fields) in sent.enumerated() {
+      var request = Request(url: server.webURL("/echo?n=\(i)"))
+      for (name, value) in fields { request.headers[name] = value }
+      _ = try await transport.fetch(request)
+      let recorded = try #require(server.requests.last)
+      #expect(recorded.target == "/echo?n=\(i)")
+      #expect(recorded.header("X-A") == fields.first { $0.0 == "X-A" }?.1, "request \(i)")
+      #expect(recorded.header("X-B") == fields.first { $0.0 == "X-B" }?.1, "request \(i)")
+    }
+  }
+
   @Test(arguments: TransportKind.allCases)
   func test_gzipBody_isDecoded(_ kind: TransportKind) async throws {
     let text = String(repeating: "compressible text ", count: 500)
