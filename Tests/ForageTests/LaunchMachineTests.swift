@@ -98,6 +98,26 @@ import ForageStore
     #expect(Self.commits(m.handle(.tick)) == [["5"]])
   }
 
+  /// A source whose frontier ran dry (a chain of pages, one link each) gets
+  /// its pages committed as they come, while another source keeps the pool
+  /// busy and its own pages would fill a batch only much later.
+  @Test func test_aSourceWhoseFrontierRanDry_hasItsPagesCommittedAtOnce() {
+    var m = Machine(lanes: [.init(cap: 4), .init(cap: 1)], concurrency: 5, commitBatch: 100)
+    _ = m.start()
+    _ = m.handle(.claimed(lane: 0, items: Self.items(0, 1...50), generation: 0))
+    _ = m.handle(.claimed(lane: 1, items: Self.items(1, 1...1), generation: 0))
+    // The busy source's pages wait for their batch…
+    #expect(Self.commits(m.handle(.fetched(lane: 0, page: "a1"))).isEmpty)
+    // …and so does the chain's page while its next claim may still find URLs.
+    #expect(Self.commits(m.handle(.fetched(lane: 1, page: "c1"))).isEmpty)
+    let empty = m.handle(.claimed(lane: 1, items: [], generation: 0))
+    #expect(Self.commits(empty) == [["a1", "c1"]], "its frontier is dry: commit now")
+    // The commit adds the chain's next link: it claims again.
+    #expect(Self.claims(m.handle(.committed(linksAdded: 1))) == [1])
+    // The busy source alone never commits early.
+    #expect(Self.commits(m.handle(.fetched(lane: 0, page: "a2"))).isEmpty)
+  }
+
   @Test func test_anEmptyClaimThatRacedWithACommit_isNotTheEnd() {
     var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 1)
     _ = m.start()  // claim, generation 0

@@ -27,8 +27,11 @@ import ForageStore
 ///
 /// Processed pages of every source go into one batch, committed when it holds
 /// `commitBatch` pages, when its oldest page has waited `commitInterval`
-/// (a `.tick` after ``Action/scheduleTick``), or at once when nothing else
-/// would make progress. One commit runs at a time.
+/// (a `.tick` after ``Action/scheduleTick``), at once when nothing else
+/// would make progress, and at once when a source whose frontier ran dry
+/// has pages waiting (their links are its next URLs: a source that follows
+/// a chain of pages, one link at a time, moves a page per commit, not per
+/// batch of the other sources). One commit runs at a time.
 ///
 /// ## Stopping
 ///
@@ -55,6 +58,8 @@ struct LaunchMachine<Page: Sendable> {
     var mayHaveMore = true
     /// Pages processed and not yet committed (waiting or committing).
     var uncommitted = 0
+    /// Pages processed and waiting for a commit (not yet in one).
+    var waiting = 0
     /// Entries of this launch already started: one that failed goes back to
     /// the queue for a later launch and is not fetched again now.
     var attempted: Set<Int64> = []
@@ -166,6 +171,7 @@ struct LaunchMachine<Page: Sendable> {
       fetching -= 1
       lanes[lane].fetching -= 1
       lanes[lane].uncommitted += 1
+      lanes[lane].waiting += 1
       pending.append((lane, page))
     case .committed(let linksAdded):
       commits += 1
@@ -223,9 +229,13 @@ struct LaunchMachine<Page: Sendable> {
     // Commit in batches; at once when nothing else would make progress.
     if committing == nil && !pending.isEmpty {
       let starved = fetching == 0 || (lanes.allSatisfy { !$0.claiming } && lanes.allSatisfy { $0.ready == 0 })
-      if pending.count >= commitBatch || tickDue || starved || stopping {
+      // A source told its frontier is empty learns of new links only from
+      // a commit of its own pages.
+      let dry = lanes.contains { !$0.mayHaveMore && !$0.claiming && $0.waiting > 0 }
+      if pending.count >= commitBatch || tickDue || starved || dry || stopping {
         let batch = pending
         pending.removeAll(keepingCapacity: true)
+        for i in lanes.indices { lanes[i].waiting = 0 }
         committing = batch
         tickDue = false
         actions.append(.commit(batch))
