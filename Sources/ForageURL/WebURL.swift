@@ -88,6 +88,14 @@ public struct WebURL: Sendable {
   /// `mailto:someone@example.com`.
   public var path: String { slice(layout.pathStart, layout.pathEnd) }
 
+  /// Calls `body` with the path's UTF-8 bytes, read in place (no `String`
+  /// is made for it).
+  package func withPathUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    var href = href
+    let start = Int(layout.pathStart), end = Int(layout.pathEnd)
+    return href.withUTF8 { all in body(UnsafeBufferPointer(rebasing: all[start..<max(start, end)])) }
+  }
+
   /// The query, without "?"; nil when absent ("" when present but empty).
   public var query: String? {
     layout.queryStart >= 0 ? slice(layout.queryStart, layout.queryEnd) : nil
@@ -113,6 +121,11 @@ public struct WebURL: Sendable {
   ///
   /// - SeeAlso: <https://url.spec.whatwg.org/#concept-url-origin>
   public var origin: String {
+    // An http(s) URL without credentials starts with its origin: a default
+    // port is never serialized (one slice instead of three strings joined).
+    if isHTTP && layout.usernameStart == layout.usernameEnd && layout.passwordStart == layout.passwordEnd {
+      return slice(0, layout.pathStart)
+    }
     switch scheme {
     case "http", "https", "ws", "wss", "ftp":
       var out = scheme + "://" + (host ?? "")

@@ -126,8 +126,7 @@ extension CompiledSource {
   static func namesNonPage(_ url: WebURL) -> Bool {
     // Read on the path's bytes: nearly every link has no extension or a
     // short one, and a crawl asks this for every link of every page.
-    var path = url.path
-    return path.withUTF8 { bytes -> Bool in
+    url.withPathUTF8 { bytes -> Bool in
       var i = bytes.count
       while i > 0 {
         let b = bytes[i - 1]

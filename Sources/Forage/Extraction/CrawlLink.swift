@@ -148,4 +148,17 @@ final class LinkMemo: Sendable {
       if m.entries.count < capacity { m.entries[key] = .some(link) }
     }
   }
+
+  /// The remembered links for `keys` (see ``lookup(_:)``; nil for a nil
+  /// key), under one lock.
+  func lookup(_ keys: [Key?]) -> [CrawlLink??] {
+    memo.withLock { m in keys.map { $0.flatMap { m.entries[$0] } } }
+  }
+
+  /// Remembers what each key resolved to, under one lock, while there is room.
+  func remember(_ links: [Key: CrawlLink?]) {
+    memo.withLock { m in
+      for (key, link) in links where m.entries.count < capacity { m.entries[key] = .some(link) }
+    }
+  }
 }

@@ -91,26 +91,42 @@ enum Extractor {
       // resolved once. Documentation pages link to a few pages hundreds of
       // times over.
       var onThisPage: [UTF8Key: CrawlLink?] = [:]
+      // The crawl's memo is shared by the pages processed at once: it is
+      // read for the whole page under one lock, and what the page learnt is
+      // added under one more.
+      struct Href {
+        var trimmed: String
+        var pageKey: UTF8Key?
+        var memoKey: LinkMemo.Key?
+      }
+      var hrefs: [Href] = []
+      hrefs.reserveCapacity(elements.count)
       for e in elements {
         guard let href = e.attr("href") ?? e.attr("src"), !CrawlLink.namesOtherScheme(href) else { continue }
         let trimmed = href.trimmingWhitespace()
-        let pageKey = CrawlLink.fragmentlessKey(trimmed).map(UTF8Key.init)
+        hrefs.append(Href(
+          trimmed: trimmed, pageKey: CrawlLink.fragmentlessKey(trimmed).map(UTF8Key.init),
+          memoKey: origin.flatMap { LinkMemo.key(href, origin: $0) }))
+      }
+      let remembered = s.linkMemo.lookup(hrefs.map(\.memoKey))
+      var learnt: [LinkMemo.Key: CrawlLink?] = [:]
+      for (i, h) in hrefs.enumerated() {
         let link: CrawlLink?
-        if let pageKey, let known = onThisPage[pageKey] {
+        if let pageKey = h.pageKey, let known = onThisPage[pageKey] {
+          link = known
+        } else if let known = remembered[i] {
+          link = known
+        } else if let key = h.memoKey, let known = learnt[key] {
           link = known
         } else {
-          let key = origin.flatMap { LinkMemo.key(href, origin: $0) }
-          if let key, let known = s.linkMemo.lookup(key) {
-            link = known
-          } else {
-            let resolved = base.resolving(trimmed)?.removingFragment
-            link = resolved.flatMap { $0.isHTTP ? CrawlLink($0, source: s) : nil }
-            if let key { s.linkMemo.remember(link, for: key) }
-          }
-          if let pageKey { onThisPage[pageKey] = link }
+          let resolved = base.resolving(h.trimmed)?.removingFragment
+          link = resolved.flatMap { $0.isHTTP ? CrawlLink($0, source: s) : nil }
+          if let key = h.memoKey { learnt[key] = .some(link) }
         }
+        if let pageKey = h.pageKey { onThisPage[pageKey] = link }
         if let link, seen.insert(link.fingerprint).inserted { out.links.append(link) }
       }
+      if !learnt.isEmpty { s.linkMemo.remember(learnt) }
     }
     return out
   }
