@@ -64,6 +64,32 @@ import Testing
     }
   }
 
+  /// A key stored in one spelling and sent later in the other is a new
+  /// record, in a batch of its own and beside the first spelling.
+  @Test(arguments: StoreKind.all) func test_otherSpellingOfAStoredKey_isANewRecord(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
+      let items = try await claimed(store, 3)
+      _ = try await store.commit([
+        PageCommit(item: items[0], outcome: .done, records: [record("caf\u{E9}", fields: #"{"n":0}"#, hash: 10)], now: t0)
+      ])
+      let alone = try await store.commit([
+        PageCommit(item: items[1], outcome: .done, records: [record("cafe\u{301}", fields: #"{"n":1}"#, hash: 11)], now: t0 + 1)
+      ])
+      #expect(alone.newRecords == 1 && alone.changedRecords == 0 && alone.unchangedRecords == 0)
+      let both = try await store.commit([
+        PageCommit(
+          item: items[2], outcome: .done,
+          records: [record("cafe\u{301}", fields: #"{"n":1}"#, hash: 11), record("caf\u{E9}", fields: #"{"n":2}"#, hash: 12)],
+          now: t0 + 2)
+      ])
+      #expect(both.unchangedRecords == 1 && both.changedRecords == 1)
+      #expect(both.changes.map(\.beforeJSON) == [#"{"n":0}"#])
+      let stored = try await store.records(source: "s", afterID: 0, limit: 10)
+      #expect(stored.map { Array($0.key.utf8) } == [Array("caf\u{E9}".utf8), Array("cafe\u{301}".utf8)])
+      #expect(stored.map(\.fieldsJSON) == [#"{"n":2}"#, #"{"n":1}"#])
+    }
+  }
+
   /// Records of several sources in one batch are each looked up in their own.
   @Test(arguments: StoreKind.all) func test_sameKeyInTwoSources_areTwoRecords(_ kind: StoreKind) async throws {
     try await withStore(kind) { store in
