@@ -1,6 +1,7 @@
 #if Postgres
 import Foundation
 import ForageStore
+import ForageSupport
 
 extension PostgresStore {
   // MARK: Commit
@@ -376,7 +377,10 @@ extension PostgresStore {
       ORDER BY r.id
       FOR UPDATE OF r
       """,
-      [.text(arrayLiteral(keys.map { quoted($0.source) })), .text(arrayLiteral(keys.map { quoted($0.key) }))])
+      [
+        .text(arrayLiteral(keys.map { quoted(String($0.source.text)) })),
+        .text(arrayLiteral(keys.map { quoted(String($0.key.text)) })),
+      ])
     var found: [RecordKey: ExistingRecord] = [:]
     for row in 0..<rows.count {
       found[RecordKey(source: rows.string(row, 4), key: rows.string(row, 5))] = ExistingRecord(
@@ -386,12 +390,13 @@ extension PostgresStore {
     return found
   }
 
-  /// A record's identity within a commit.
+  /// A record's identity within a commit, compared as bytes, as the
+  /// database compares it (see `UTF8Key`: two spellings of "é" are two keys).
   struct RecordKey: Hashable {
-    var source: String
-    var key: String
-    init(_ record: RecordInput) { (source, key) = (record.source, record.key) }
-    init(source: String, key: String) { (self.source, self.key) = (source, key) }
+    var source: UTF8Key
+    var key: UTF8Key
+    init(_ record: RecordInput) { self.init(source: record.source, key: record.key) }
+    init(source: String, key: String) { (self.source, self.key) = (UTF8Key(source), UTF8Key(key)) }
   }
 
   /// A commit's records on their way in: which the batch insert added, and
