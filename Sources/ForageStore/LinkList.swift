@@ -23,7 +23,13 @@ package enum LinkList {
   }
 
   package static func encode(_ links: [String], pageURL: String) -> String {
-    guard !links.isEmpty else { return "" }
+    String(decoding: encodedBytes(links, pageURL: pageURL), as: UTF8.self)
+  }
+
+  /// ``encode(_:pageURL:)``'s text as UTF-8 bytes (valid UTF-8: it is made of
+  /// whole strings and newlines), for binding without making a `String`.
+  package static func encodedBytes(_ links: [String], pageURL: String) -> [UInt8] {
+    guard !links.isEmpty else { return [] }
     let origin: [UInt8] = origin(of: pageURL).map { Array($0.utf8) } ?? []
     var bytes: [UInt8] = []
     bytes.reserveCapacity(links.reduce(0) { $0 + $1.utf8.count + 1 })
@@ -40,7 +46,7 @@ package enum LinkList {
         }
       }
     }
-    return String(decoding: bytes, as: UTF8.self)
+    return bytes
   }
 
   package static func decode(_ text: String, pageURL: String) -> [String] {

@@ -107,6 +107,18 @@ final class SQLiteStatement {
     try check(rc, "sqlite3_bind_text")
   }
 
+  /// Binds `utf8` as text; the bytes must be valid UTF-8 (SQLite does not
+  /// check).
+  func bind(utf8Text utf8: [UInt8], at index: Int32) throws {
+    guard index >= 1 else { return try check(SQLITE_RANGE, "sqlite3_bind_text") }
+    let rc = utf8.withUnsafeBytes { bytes in
+      let copy = stage(bytes, at: index)
+      return sqlite3_bind_text(
+        handle, index, copy.assumingMemoryBound(to: CChar.self), Int32(bytes.count), forage_sqlite_static())
+    }
+    try check(rc, "sqlite3_bind_text")
+  }
+
   func bind(blob: [UInt8], at index: Int32) throws {
     guard index >= 1 else { return try check(SQLITE_RANGE, "sqlite3_bind_blob") }
     let rc = blob.withUnsafeBytes { bytes in

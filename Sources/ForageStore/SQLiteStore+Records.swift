@@ -271,7 +271,7 @@ extension SQLiteStore {
     try upsert.bind(page.lastModified, at: 5)
     try upsert.bind(page.contentHash, at: 6)
     try upsert.bind(Self.milliseconds(page.fetchedAt), at: 7)
-    try upsert.bind(LinkList.encode(page.links, pageURL: page.url), at: 8)
+    try upsert.bind(utf8Text: LinkList.encodedBytes(page.links, pageURL: page.url), at: 8)
     try upsert.bind(page.encoding, at: 9)
     try upsert.bind(page.recordCount, at: 10)
     try upsert.execute()
