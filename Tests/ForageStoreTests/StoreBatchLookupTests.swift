@@ -35,7 +35,8 @@ import Testing
   /// backslashes and control characters are found again on the next crawl.
   @Test(arguments: StoreKind.all) func test_keysAreBytes_andSurviveEscaping(_ kind: StoreKind) async throws {
     try await withStore(kind) { store in
-      let keys = ["caf\u{E9}", "cafe\u{301}", #"a"b\c"#, "tab\there\u{1}", "snow \u{2603}", ""]
+      // (No NUL: PostgreSQL's text cannot hold one; the engine's keys never do.)
+      let keys = ["caf\u{E9}", "cafe\u{301}", #"a"b\c"#, "tab\there\u{1}", "snow \u{2603}", "", "😀\u{7F}"]
       #expect(keys[0] == keys[1], "the premise: Swift compares by canonical equivalence")
       let first = try await claimed(store, 1)
       let r1 = try await store.commit([
@@ -54,9 +55,10 @@ import Testing
               : record(key, fields: #"{"n":\#(i)}"#, hash: UInt64(i))
           }, now: t0 + 1)
       ])
-      #expect(r2.newRecords == 0 && r2.unchangedRecords == 3 && r2.changedRecords == 3)
-      #expect(r2.changes.map { Array($0.key.utf8) } == [keys[1], keys[3], keys[5]].map { Array($0.utf8) })
-      #expect(r2.changes.map(\.beforeJSON) == [#"{"n":1}"#, #"{"n":3}"#, #"{"n":5}"#])
+      let odd = keys.indices.filter { $0 % 2 == 1 }
+      #expect(r2.newRecords == 0 && r2.unchangedRecords == keys.count - odd.count && r2.changedRecords == odd.count)
+      #expect(r2.changes.map { Array($0.key.utf8) } == odd.map { Array(keys[$0].utf8) })
+      #expect(r2.changes.map(\.beforeJSON) == odd.map { #"{"n":\#($0)}"# })
       let stored = try await store.records(source: "s", afterID: 0, limit: 20)
       #expect(stored.map { Array($0.key.utf8) } == keys.map { Array($0.utf8) })
       #expect(stored.map(\.fieldsJSON) == keys.indices.map { $0 % 2 == 1 ? #"{"n":\#($0),"v":2}"# : #"{"n":\#($0)}"# })

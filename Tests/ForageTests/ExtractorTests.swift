@@ -232,6 +232,23 @@ func extract(_ html: String, _ source: Source, url: String = "https://shop.examp
     #expect(try links("<a href='/x/\(decomposed)'>2</a>") == ["https://shop.example/x/cafe%CC%81.html"])
   }
 
+  /// A JSON string may hold a NUL character (`\u0000`); PostgreSQL's text
+  /// cannot. A record key holding one gets U+FFFD in its place (as the HTML
+  /// parser does), so every store takes it; the field itself keeps it
+  /// (fields are stored as JSON text, escaped).
+  @Test func test_aKeyWithANulCharacter_getsAReplacementCharacter() throws {
+    let source = Source(
+      name: "api", url: "https://x.org/a.json", format: .json, extract: ["id": "/id", "n": "/n"],
+      items: "/items", key: ["id"])
+    let compiled = try CompiledSource(source, canonicalizer: .default)
+    let json = try JSONValue.parse(#"{"items": [{"id": "a\u0000b", "n": "x"}, {"id": "plain", "n": "y"}]}"#)
+    let u = try #require(WebURL("https://x.org/a.json"))
+    let out = Extractor.extractJSON(json, url: u, canonical: u, source: compiled)
+    #expect(out.records.map(\.key) == ["a\u{FFFD}b", "plain"])
+    #expect(out.records.first?.fields["id"] == .string("a\u{0}b"))
+    #expect(Extractor.storable("\u{0}\u{301}x\u{0}") == "\u{FFFD}\u{301}x\u{FFFD}")
+  }
+
   @Test func test_scope_sameHostDepthIncludeExclude() throws {
     let source = Source(
       name: "s", url: "https://shop.example/",

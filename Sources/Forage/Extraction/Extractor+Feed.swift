@@ -67,8 +67,8 @@ extension Extractor {
   /// An entry's identity: its guid or id, else its link, else a stable hash
   /// of its title and date.
   static func recordKey(_ e: FeedEntry) -> String {
-    if let id = e.id { return id }
-    if let link = e.link { return link }
+    if let id = e.id { return storable(id) }
+    if let link = e.link { return storable(link) }
     let basis = (e.title ?? "") + "\n" + (e.published ?? e.updated ?? "") + "\n" + (e.title == nil ? e.summary ?? "" : "")
     let hash = StableHash.of(basis)
     return "hash:" + String(hash, radix: 16)

@@ -238,18 +238,30 @@ enum Extractor {
   }
 
   /// The record's identity: the `key` fields' values, or the canonical URL
-  /// (with `#N` for the N-th item when the source has `items`).
+  /// (with `#N` for the N-th item when the source has `items`). A NUL
+  /// character (which a JSON string may hold, as `\u0000`) becomes U+FFFD,
+  /// as the HTML parser does with one in text: PostgreSQL's text holds no NUL,
+  /// and a key must be storable in every store.
   static func key(for fields: JSONValue, source: Source, canonical: WebURL, itemIndex: Int?) -> String {
     if !source.key.isEmpty {
-      return source.key.map { name -> String in
+      let key = source.key.map { name -> String in
         switch fields[name] {
         case .string(let s)?: return s
         case nil, .null?: return ""
         case let v?: return v.serialized()
         }
       }.joined(separator: "\u{1F}")
+      return storable(key)
     }
     if let itemIndex { return canonical.href + "#\(itemIndex)" }
     return canonical.href
+  }
+
+  /// `key` with each NUL character replaced by U+FFFD (see `key(for:source:canonical:itemIndex:)`).
+  static func storable(_ key: String) -> String {
+    guard key.utf8.contains(0) else { return key }
+    var out = String.UnicodeScalarView()
+    for scalar in key.unicodeScalars { out.append(scalar == "\u{0}" ? "\u{FFFD}" : scalar) }
+    return String(out)
   }
 }
