@@ -180,6 +180,14 @@ final class PostgresConnection {
     for param in params {
       switch param {
       case .text(let text):
+        // Sent as a C string, a NUL would end the value early (and stored
+        // text cannot hold one): refused, never cut.
+        if text.utf8.contains(0) {
+          throw StoreError.server(
+            .statement, store: url.redacted,
+            reason: "a text value holds a NUL character (U+0000), which PostgreSQL cannot store",
+            function: "PQexecPrepared", detail: nil, sql: sql)
+        }
         buffers.append(Array(text.utf8CString))
         formats.append(0)
         lengths.append(0)

@@ -92,6 +92,31 @@ import Testing
     }
   }
 
+  /// A NUL character in text: SQLite stores it; PostgreSQL's text cannot
+  /// hold one, and the store says so instead of cutting the value at the NUL
+  /// (libpq reads a text parameter as a C string), writing nothing of the batch.
+  /// (The engine's record keys never hold one: see `Extractor.storable`.)
+  @Test(arguments: StoreKind.all) func test_aNulInAKey_storedBySQLite_refusedClearlyByPostgres(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
+      let items = try await claimed(store, 1)
+      let commit = PageCommit(item: items[0], outcome: .done, records: [record("a\u{0}b", fields: "{}", hash: 1)], now: t0)
+      switch kind {
+      case .sqlite:
+        #expect(try await store.commit([commit]).newRecords == 1)
+        let stored = try await store.records(source: "s", afterID: 0, limit: 10)
+        #expect(stored.map { Array($0.key.utf8) } == [Array("a\u{0}b".utf8)])
+      case .postgres:
+        await #expect {
+          _ = try await store.commit([commit])
+        } throws: { error in
+          "\(error)".contains("NUL character")
+        }
+        #expect(try await store.records(source: "s", afterID: 0, limit: 10).isEmpty)
+        #expect(try await store.frontierCounts(crawl: items[0].crawl) == FrontierCounts(claimed: 1))
+      }
+    }
+  }
+
   /// Records of several sources in one batch are each looked up in their own.
   @Test(arguments: StoreKind.all) func test_sameKeyInTwoSources_areTwoRecords(_ kind: StoreKind) async throws {
     try await withStore(kind) { store in
