@@ -1,4 +1,5 @@
 import CSQLite
+import ForageSupport
 
 /// A prepared SQLite statement; the only owner of its `sqlite3_stmt`.
 ///
@@ -144,18 +145,7 @@ final class SQLiteStatement {
     var text = "["
     for (i, string) in strings.enumerated() {
       if i > 0 { text += "," }
-      text += "\""
-      for scalar in string.unicodeScalars {
-        switch scalar {
-        case "\"": text += "\\\""
-        case "\\": text += "\\\\"
-        case _ where scalar.value < 0x20:
-          let hex = String(scalar.value, radix: 16)
-          text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        default: text.unicodeScalars.append(scalar)
-        }
-      }
-      text += "\""
+      JSONText.writeString(string, to: &text)
     }
     text += "]"
     try bind(text, at: index)
