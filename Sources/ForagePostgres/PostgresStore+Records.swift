@@ -390,15 +390,6 @@ extension PostgresStore {
     return found
   }
 
-  /// A record's identity within a commit, compared as bytes, as the
-  /// database compares it (see `UTF8Key`: two spellings of "é" are two keys).
-  struct RecordKey: Hashable {
-    var source: UTF8Key
-    var key: UTF8Key
-    init(_ record: RecordInput) { self.init(source: record.source, key: record.key) }
-    init(source: String, key: String) { (self.source, self.key) = (UTF8Key(source), UTF8Key(key)) }
-  }
-
   /// A commit's records on their way in: which the batch insert added, and
   /// the changes to write, in page order.
   struct RecordBatch {

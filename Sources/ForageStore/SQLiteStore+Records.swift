@@ -177,18 +177,6 @@ extension SQLiteStore {
     }
   }
 
-  /// A source and a record key, equal when their bytes are (as SQLite
-  /// compares them; see `UTF8Key`).
-  struct RecordKey: Hashable {
-    let source: UTF8Key
-    let key: UTF8Key
-
-    init(source: String, key: String) {
-      self.source = UTF8Key(source)
-      self.key = UTF8Key(key)
-    }
-  }
-
   /// A stored record as a commit needs it.
   struct ExistingRecord {
     var id: Int64
@@ -285,7 +273,7 @@ extension SQLiteStore {
   ) throws {
     let nowMS = Self.milliseconds(page.now)
     let crawl = page.item.crawl
-    let lookupKey = RecordKey(source: record.source, key: record.key)
+    let lookupKey = RecordKey(record)
     var stored = existing[lookupKey]
     let before: String?
     let kind: ChangeKind
@@ -547,4 +535,19 @@ extension SQLiteStore {
     try select.bind(limit, at: index + 1)
     return select
   }
+}
+
+/// A record's identity within a commit, compared as bytes, as the databases
+/// compare it (see `UTF8Key`: two spellings of "é" are two keys). Both
+/// stores key their batch lookups by it.
+package struct RecordKey: Hashable {
+  package let source: UTF8Key
+  package let key: UTF8Key
+
+  package init(source: String, key: String) {
+    self.source = UTF8Key(source)
+    self.key = UTF8Key(key)
+  }
+
+  package init(_ record: RecordInput) { self.init(source: record.source, key: record.key) }
 }
