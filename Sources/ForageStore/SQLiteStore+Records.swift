@@ -166,9 +166,10 @@ extension SQLiteStore {
       UPDATE frontier SET state = 'done', owner = NULL, lease_until = NULL
       WHERE id IN (SELECT value FROM json_each(?))
       """)
-    try update.bind(jsonArray: items.map(\.id), at: 1)
+    let ids = items.map(\.id)
+    try update.bind(jsonArray: ids, at: 1)
     try update.execute()
-    if db.changes != Set(items.map(\.id)).count {
+    if db.changes != Set(ids).count {
       let exists = try db.statement("SELECT 1 FROM frontier WHERE id = ?")
       for item in items {
         try exists.bind(item.id, at: 1)

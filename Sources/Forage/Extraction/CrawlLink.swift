@@ -139,14 +139,13 @@ final class LinkMemo: Sendable {
   /// The remembered link for `key`: `.some(nil)` when the href is known to
   /// yield no followable link, nil when it was never seen.
   func lookup(_ key: Key) -> CrawlLink?? {
-    memo.withLock { $0.entries[key] }
+    lookup([key])[0]
   }
 
   /// Remembers what `key` resolved to (nil: nothing to follow).
   func remember(_ link: CrawlLink?, for key: Key) {
-    memo.withLock { m in
-      if m.entries.count < capacity { m.entries[key] = .some(link) }
-    }
+    let one: [Key: CrawlLink?] = [key: link]
+    remember(one)
   }
 
   /// The remembered links for `keys` (see ``lookup(_:)``; nil for a nil
