@@ -27,7 +27,11 @@ struct DownloadCommand: Command {
     store records its bytes, then is checked (the server's size, --sha256)
     and renamed into place under the name the server suggests
     (Content-Disposition) or the URL's, made safe; a name already taken gets
-    -1, -2... and nothing in the folder is ever replaced. Waits until every
+    -1, -2... and nothing in the folder is ever replaced. A name SQLite would
+    take for a database's side file (NAME-journal, -wal, -shm) gets
+    .download appended, and the store itself is never a download's name; the
+    listing says so. A failed download leaves no part file unless it holds
+    bytes the next run resumes from. Waits until every
     file is in place or has failed, with a progress line. Run it again after
     an interruption (Ctrl-C, a killed process, a lost network): it resumes
     with Range and If-Range. A file already downloaded is not downloaded
@@ -124,6 +128,7 @@ struct DownloadCommand: Command {
       switch (entry.state, result) {
       case (.done, _):
         out.print(entry.path ?? entry.folder)
+        if let note = Self.renaming(entry) { out.note("forage download: \(entry.url): \(note)") }
       case (_, .failed(let error)?):
         allDone = false
         out.error("forage download: \(error)")
@@ -165,6 +170,7 @@ struct DownloadCommand: Command {
         }
         var text = "\(e.id)  \(e.state.rawValue.padding(7)) \(size.padding(22)) \(e.path ?? e.name.map { e.folder + "/" + $0 } ?? e.folder)  \(e.url)"
         if let sha = e.sha256 { text += "  sha256:\(sha)" }
+        if let note = Self.renaming(e) { text += "  (\(note))" }
         if e.state != .done, let error = e.lastError { text += "  (\(error))" }
         out.print(text)
       }
@@ -174,6 +180,13 @@ struct DownloadCommand: Command {
       out.error("forage download", error)
       return .jobFailed
     }
+  }
+
+  /// Why a download landed under another name than the server's, when a
+  /// rule renamed it (a name SQLite would take for a side file).
+  static func renaming(_ entry: DownloadEntry) -> String? {
+    guard let name = entry.name, let path = entry.path, !path.hasSuffix("/" + name) else { return nil }
+    return DownloadName.renaming(name, landedAs: (path as NSString).lastPathComponent)
   }
 
   private func isDirectory(_ path: String) -> Bool {

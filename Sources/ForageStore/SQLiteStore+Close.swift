@@ -58,3 +58,15 @@ extension SQLiteStore {
     }
   }
 }
+
+extension SQLiteStore {
+  /// What `PRAGMA integrity_check` finds wrong with the file; empty when
+  /// nothing (it answers "ok").
+  ///
+  /// - Throws: `StoreError` when the check cannot run.
+  /// - SeeAlso: <https://www.sqlite.org/pragma.html#pragma_integrity_check>
+  package func integrityProblems() throws -> [String] {
+    let rows = try db.uncachedStatement("PRAGMA integrity_check").rows { $0.string(0) }
+    return rows == ["ok"] ? [] : rows
+  }
+}

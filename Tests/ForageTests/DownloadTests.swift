@@ -289,6 +289,61 @@ struct FullDiskTransport: DownloadTransport {
     })
   }
 
+  /// Issue 25: a file named as a side file of the store beside it (a feed's
+  /// enclosure with "to": ".", where the config's store is) was played back
+  /// into the store or deleted by its next open.
+  @Test func test_issue25_namesSQLiteReadsAsSideFiles_landWithDotDownload_andTheStoreStaysWhole() async throws {
+    let names = ["forage.sqlite-journal", "forage.sqlite-wal", "forage.sqlite-shm", "other.db-journal"]
+    var routes: [String: Route] = [:]
+    for (i, name) in names.enumerated() {
+      routes["/f\(i)"] = ServedFile(Array("file \(i)".utf8), headers: [("Content-Disposition", "attachment; filename=\"\(name)\"")]).route
+    }
+    routes["/episodes/x.db-shm"] = ServedFile(Array("from the URL".utf8)).route
+    let server = try TestServer(routes: routes)
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("forage.sqlite"))
+    let d = downloads(store)
+    var ids: [Int64] = []
+    for i in names.indices { ids.append(try await d.enqueue(server.url("/f\(i)"), to: dir.path).id) }
+    ids.append(try await d.enqueue(server.url("/episodes/x.db-shm"), to: dir.path).id)
+    let ended = try await d.complete(ids)
+    #expect(ended.allSatisfy { $0.result == .done }, "\(ended.map(\.result))")
+    let landed = ended.compactMap { $0.entry.path.map { ($0 as NSString).lastPathComponent } }
+    #expect(landed == names.map { $0 + ".download" } + ["x.db-shm.download"], "\(landed)")
+    #expect(ended.map(\.entry.name) == names + ["x.db-shm"], "the server's names are kept")
+    for (i, entry) in ended.prefix(names.count).enumerated() {
+      #expect(fileBytes(try #require(entry.entry.path)) == Array("file \(i)".utf8))
+    }
+    try await store.close()
+    let reopened = try SQLiteStore(path: dir.file("forage.sqlite"))
+    #expect(try await reopened.integrityProblems() == [])
+    #expect(try await reopened.downloads(state: .done, limit: 10).count == names.count + 1)
+    #expect(folderListing(dir.path).filter { SQLiteSideFiles.isReserved(name: $0) }.allSatisfy {
+      $0 == "forage.sqlite-wal" || $0 == "forage.sqlite-shm"
+    })
+  }
+
+  /// Issue 25: a failed download (a 404, a redirect to file:, a server error
+  /// on every attempt) left a 0-byte `.part` file.
+  @Test func test_issue25_failedDownloads_leaveNoPartFile() async throws {
+    let server = try TestServer(routes: [
+      "/local": Route { _ in .redirect(to: "file:///etc/passwd") },
+      "/err": Route { _ in .text("broken", status: 503) },
+    ])
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    let out = dir.file("out")
+    try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+    let d = downloads(store, quickDownloadSettings(maxAttempts: 1, retries: 0))
+    var ids: [Int64] = []
+    for path in ["/missing.zip", "/local", "/err"] { ids.append(try await d.enqueue(server.url(path), to: out).id) }
+    let ended = try await d.complete(ids)
+    #expect(ended.allSatisfy { $0.entry.state == .failed }, "\(ended.map(\.result))")
+    #expect(folderListing(out) == [], "\(folderListing(out))")
+  }
+
   @Test func test_twoDownloadsOfOneURL_toOneFolder_landOnce() async throws {
     let body = patternedBytes(2_000_000)
     let file = ServedFile(body)

@@ -32,6 +32,23 @@ private func problem(_ json: String, sourceLocation: SourceLocation = #_sourceLo
 }
 
 @Suite struct NotifyConfigTests {
+
+  /// Issue 25: a file channel appending to the store or a side file of it.
+  @Test func test_issue25_fileChannel_namingTheStoreOrASideFile_isRefused() throws {
+    let wal = problem(config(top: #""notify": [{"file": "forage.sqlite-wal"}]"#))
+    #expect(wal?.path == "notify[0].file")
+    #expect(wal?.message.contains("write-ahead log of a database named forage.sqlite") == true, "\(String(describing: wal))")
+    let journal = problem(config(top: #""notify": [{"stdout": true}, {"file": "data/x.db-journal"}]"#))
+    #expect(journal?.path == "notify[1].file")
+    let store = problem(config(top: #""store": "data/s.sqlite", "notify": [{"file": "./data/s.sqlite"}]"#))
+    #expect(store?.path == "notify[0].file")
+    #expect(store?.message.contains("is the store") == true)
+    let defaultStore = problem(config(top: #""notify": [{"file": "forage.sqlite"}]"#))
+    #expect(defaultStore?.path == "notify[0].file")
+    let pending = problem(config(top: #""notify": [{"file": "forage.sqlite.pending.json"}]"#))
+    #expect(pending?.message.contains("beside the store") == true)
+    #expect(throws: Never.self) { try parse(config(top: #""notify": [{"file": "changes.jsonl"}]"#)) }
+  }
   static let full = config(
     top: """
       "notify": [

@@ -91,6 +91,33 @@ import Testing
     #expect(throws: Never.self) { try OutputFile(path: dir.file("out.jsonl"), protecting: protecting) }
   }
 
+  /// Issue 25: `export --out forage.sqlite-wal` wrote a file the next open
+  /// of forage.sqlite deleted (or replayed into the store).
+  @Test func test_issue25_sideFileNames_databases_andTheStoresCompanion_areRefused() throws {
+    let dir = TemporaryDirectory()
+    let store = dir.file("forage.sqlite")
+    let protecting = OutputFile.protectingStore(store)
+    for name in ["forage.sqlite-wal", "forage.sqlite-shm", "forage.sqlite-journal", "elsewhere.db-wal", "X-JOURNAL"] {
+      let error = try #require(throws: OutputFileError.self, "\(name)") {
+        try OutputFile(path: dir.file(name), protecting: protecting)
+      }
+      #expect(error.reason.contains("the name SQLite gives the"), "\(error)")
+    }
+    // Through a link named innocently, too.
+    let link = dir.file("out.jsonl")
+    try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: dir.file("later.sqlite-wal"))
+    try "old".write(toFile: dir.file("later.sqlite-wal"), atomically: false, encoding: .utf8)
+    #expect(throws: OutputFileError.self) { try OutputFile(path: link, protecting: protecting) }
+    // An earlier version's pending requests beside the store, existing or not.
+    #expect(throws: OutputFileError.self) { try OutputFile(path: store + ".pending.json", protecting: protecting) }
+    // Any SQLite database, the store or not.
+    let database = dir.file("other.sqlite")
+    try Data("SQLite format 3\0".utf8 + [UInt8](repeating: 0, count: 84)).write(to: URL(fileURLWithPath: database))
+    let error = try #require(throws: OutputFileError.self) { try OutputFile(path: database, protecting: protecting) }
+    #expect(error.reason.contains("is a SQLite database"))
+    #expect(throws: Never.self) { try OutputFile(path: dir.file("forage.sqlite.jsonl"), protecting: protecting) }
+  }
+
   @Test func test_newFile_getsAnOrdinaryMode_andAReplacedFileKeepsItsMode() throws {
     let dir = TemporaryDirectory()
     let path = dir.file("out")

@@ -1,3 +1,4 @@
+import Foundation
 import ForageStore
 
 /// The config's notification keys: the top-level `notify` channels and a
@@ -97,6 +98,38 @@ extension ConfigReader {
     return ok ? channel : nil
   }
 
+  /// Refuses a `file` channel that names the config's store (`store`, else
+  /// the default beside the config) or a file Forage keeps beside it: both
+  /// paths are taken from the config's folder. (Side-file names, such as
+  /// `forage.sqlite-wal`, are refused with the channel.)
+  mutating func checkFileChannels(_ v: JSONValue?, store: String?) {
+    guard case .array(let items)? = v else { return }
+    let store = store ?? Defaults.storePath
+    guard SQLiteSideFiles.isFilePath(store) else { return }
+    let storePath = Self.lexicalPath(store)
+    for (i, item) in items.enumerated() {
+      guard case .string(let file)? = item["file"] else { continue }
+      let path = Self.lexicalPath(file)
+      if path == storePath || path == storePath + ".pending.json" {
+        problem(
+          "notify[\(i)].file",
+          "\"\(file)\" is \(path == storePath ? "the store" : "a file Forage reads beside the store"); "
+            + "appending notifications there would destroy it; name another file")
+      }
+    }
+  }
+
+  /// `path` without `.` components, repeated slashes or a `..` that a
+  /// component before it cancels: two spellings of one path in the config's
+  /// folder compare equal.
+  static func lexicalPath(_ path: String) -> String {
+    var parts: [Substring] = []
+    for part in path.split(separator: "/") where part != "." {
+      if part == "..", let last = parts.last, last != ".." { parts.removeLast() } else { parts.append(part) }
+    }
+    return (path.hasPrefix("/") ? "/" : "") + parts.joined(separator: "/")
+  }
+
   /// The target of a channel whose type key is `type`.
   mutating func notifyTarget(_ type: String, _ m: [String: JSONValue], at path: String) -> NotifyChannel.Target? {
     let keyPath = join(path, type)
@@ -129,7 +162,16 @@ extension ConfigReader {
       }
       return argv.count == items.count ? .command(argv) : nil
     case "file":
-      return string(m["file"], at: keyPath).map { .file($0) }
+      guard let file = string(m["file"], at: keyPath) else { return nil }
+      let name = file.split(separator: "/").last.map(String.init) ?? file
+      if let side = SQLiteSideFiles.sideFile(named: name) {
+        problem(
+          keyPath,
+          "\"\(file)\" is the name SQLite gives the \(side.role) of a database named \(side.database): the next open "
+            + "of that database would read the notifications as its own and replay or delete them; name another file")
+        return nil
+      }
+      return .file(file)
     case "local":
       guard let b = bool(m["local"], at: keyPath) else { return nil }
       if !b {

@@ -210,6 +210,7 @@ struct ConfigReader {
     fetchBase = config.fetch
     if let q = strings(m["removeQueryParameters"], at: "removeQueryParameters") { config.removeQueryParameters = q }
     config.notify = notifyChannels(m["notify"], at: "notify")
+    checkFileChannels(m["notify"], store: config.store)
 
     if let s = m["sources"] {
       if case .array(let items) = s {

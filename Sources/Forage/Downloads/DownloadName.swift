@@ -1,4 +1,5 @@
 import ForageHTTP
+import ForageStore
 import ForageURL
 
 /// File names for downloads: taken from `Content-Disposition` (RFC 6266, `filename*`
@@ -65,6 +66,29 @@ public enum DownloadName {
       return safe
     }
     return fromURL(url) ?? final.flatMap(fromURL) ?? fallback
+  }
+
+  /// What a file lands as when its name is `name`: `name` itself, or
+  /// `name.download` when SQLite would take `name` for a database's side file
+  /// (`forage.sqlite-journal`: the next open of `forage.sqlite` would play it
+  /// back into the store or delete it; see ``SQLiteSideFiles``).
+  ///
+  ///     DownloadName.landing("forage.sqlite-journal")   // "forage.sqlite-journal.download"
+  public static func landing(_ name: String) -> String {
+    SQLiteSideFiles.isReserved(name: name) ? name + renamedSuffix : name
+  }
+
+  /// What ``landing(_:)`` appends to a reserved name.
+  public static let renamedSuffix = ".download"
+
+  /// Why a download named `name` lands under another name, as a clause for
+  /// listings; nil when it lands under its own (or a free `-1`… variant).
+  ///
+  /// - Parameter landed: the name it landed as (default: ``landing(_:)``).
+  public static func renaming(_ name: String, landedAs landed: String? = nil) -> String? {
+    guard let side = SQLiteSideFiles.sideFile(named: name) else { return nil }
+    return "saved as \(landed ?? landing(name)): SQLite would take \(name) for the \(side.role) of a database "
+      + "named \(side.database)"
   }
 
   /// `name`, then `stem-1.ext`, `stem-2.ext`… for a folder where it is taken.

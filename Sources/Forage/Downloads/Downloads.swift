@@ -52,9 +52,12 @@ public struct DownloadStatus: Sendable, Hashable {
 /// SHA-256; a mismatch empties the part and tries again, up to
 /// ``DownloadSettings/maxAttempts``, then fails with both values named. A good file
 /// is fsynced and hard-linked into place under a name that is free (`name`,
-/// `name-1`…: nothing in the folder is ever replaced), the part's name removed, and
-/// the folder fsynced. A done download is never fetched again unless asked
-/// (``DownloadRequest/Repeat/again``).
+/// `name-1`…: nothing in the folder is ever replaced; a name SQLite would read as a
+/// database's side file, such as `forage.sqlite-journal`, lands as
+/// `forage.sqlite-journal.download`), the part's name removed, and the folder
+/// fsynced. A done download is never fetched again unless asked
+/// (``DownloadRequest/Repeat/again``). A download that fails leaves no part file
+/// unless it holds bytes a later attempt resumes from.
 ///
 /// Downloads go through a ``Fetcher``: give the crawl's, and they share its per-host
 /// slots and delays (a download holds one of its host's slots while it runs).
@@ -312,7 +315,7 @@ public struct Downloads: Sendable {
           } else {
             restarts += 1
             if restarts > 2 {
-              return try await fail(entry, DownloadError(.http, "\(entry.url) answered 416 (range not satisfiable) again after restarting"))
+              return try await fail(entry, part: part, DownloadError(.http, "\(entry.url) answered 416 (range not satisfiable) again after restarting"))
             }
             entry.bytesWritten = 0
             entry.totalSize = nil
@@ -320,12 +323,12 @@ public struct Downloads: Sendable {
           }
         case .answered(let head) where [408, 425, 429].contains(head.status) || head.status >= 500:
           let message = "\(url.host ?? "the server") answered HTTP \(head.status) for \(entry.url)"
-          if let result = try await transient(&entry, message, failures: &transientFailures, deadline: deadline) {
+          if let result = try await transient(&entry, part: part, message, failures: &transientFailures, deadline: deadline) {
             return result
           }
           continue
         case .answered(let head):
-          return try await fail(entry, DownloadError(.http, "\(entry.url) answered HTTP \(head.status)"))
+          return try await fail(entry, part: part, DownloadError(.http, "\(entry.url) answered HTTP \(head.status)"))
         case .deferred(let reason):
           return try await interrupt(entry, reason)
         case .failed(let error as DownloadWriteError):
@@ -343,20 +346,20 @@ public struct Downloads: Sendable {
           case .invalidResponse where offset > 0:
             // A 206 for another range than asked: start again from zero.
             restarts += 1
-            if restarts > 2 { return try await fail(entry, DownloadError(.transfer, error.message)) }
+            if restarts > 2 { return try await fail(entry, part: part, DownloadError(.transfer, error.message)) }
             entry.bytesWritten = 0
             continue
           default:
             if error.isTransient || error.kind == .invalidResponse {
-              if let result = try await transient(&entry, error.message, failures: &transientFailures, deadline: deadline) {
+              if let result = try await transient(&entry, part: part, error.message, failures: &transientFailures, deadline: deadline) {
                 return result
               }
               continue
             }
-            return try await fail(entry, DownloadError(.transfer, error.message))
+            return try await fail(entry, part: part, DownloadError(.transfer, error.message))
           }
         case .failed(let error):
-          return try await fail(entry, DownloadError(.transfer, "\(entry.url): \(error)"))
+          return try await fail(entry, part: part, DownloadError(.transfer, "\(entry.url): \(error)"))
         }
       }
       guard complete else { continue }
@@ -519,10 +522,22 @@ public struct Downloads: Sendable {
       entry, owner: owner, leaseUntil: release ? nil : Date().addingTimeInterval(settings.lease.seconds), now: Date())
   }
 
-  func fail(_ entry: DownloadEntry, _ error: DownloadError) async throws -> DownloadResult {
+  /// Records `entry` failed. With its `part` (open and locked by this worker), the
+  /// part file goes when it holds nothing a later attempt could resume from: no
+  /// bytes, or bytes of a file the server no longer has (an HTTP error).
+  func fail(_ entry: DownloadEntry, part: PartFile? = nil, _ error: DownloadError) async throws -> DownloadResult {
     var entry = entry
     entry.state = .failed
     entry.lastError = error.message
+    if let part {
+      if error.kind == .http {
+        entry.bytesWritten = 0
+        entry.etag = nil
+        entry.lastModified = nil
+        entry.totalSize = nil
+      }
+      if entry.bytesWritten == 0 { part.remove() }
+    }
     try await save(entry, release: true)
     return .failed(error)
   }
@@ -538,7 +553,8 @@ public struct Downloads: Sendable {
   /// while retries and time are left (nil: go on), else queued for later with one
   /// more attempt, or failed after the last attempt.
   private func transient(
-    _ entry: inout DownloadEntry, _ message: String, failures: inout Int, deadline: ContinuousClock.Instant?
+    _ entry: inout DownloadEntry, part: PartFile, _ message: String, failures: inout Int,
+    deadline: ContinuousClock.Instant?
   ) async throws -> DownloadResult? {
     failures += 1
     let pause = settings.retryDelay * (1 << min(failures - 1, 10))
@@ -551,7 +567,8 @@ public struct Downloads: Sendable {
     entry.lastError = message
     if entry.attempts >= settings.maxAttempts {
       return try await fail(
-        entry, DownloadError(.transfer, "\(message) (\(entry.attempts) attempts; \(entry.bytesWritten) bytes kept)"))
+        entry, part: part,
+        DownloadError(.transfer, "\(message) (\(entry.attempts) attempts; \(entry.bytesWritten) bytes kept)"))
     }
     entry.state = .queued
     try await save(entry, release: true)
@@ -597,16 +614,22 @@ public struct Downloads: Sendable {
     return .failed(DownloadError(error.isDiskFull ? .diskFull : .folder, message))
   }
 
-  /// Puts the verified part in place under a free name, then records it done.
+  /// Puts the verified part in place under a free name, then records it done. A
+  /// name SQLite would take for a database's side file lands as `NAME.download`
+  /// (``DownloadName/landing(_:)``), and the store's own path is never used.
   func land(_ entry: DownloadEntry, part: PartFile, url: WebURL, sha256: String?) async throws
     -> DownloadResult
   {
     var entry = entry
     let name = entry.name ?? DownloadName.suggested(headers: nil, url: url)
     entry.name = name
-    for candidate in DownloadName.candidates(name).prefix(10_000) {
+    // Never a name SQLite or the store would read as part of a store (a side
+    // file of any database, the store itself): see SQLiteSideFiles.
+    let store = (self.store as? SQLiteStore)?.path
+    for candidate in DownloadName.candidates(DownloadName.landing(name)).prefix(10_000) {
       let destination = entry.folder + "/" + candidate
       if fileIdentity(destination) != nil || destination == part.path { continue }
+      if SQLiteSideFiles.reservation(ofPath: destination, store: store) != nil { continue }
       // The path first: a worker stopped right after the link finds it there.
       entry.path = destination
       guard try await save(entry) else { return .busy }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ForageStore
 import ForageSupport
 
 /// A file that a command writes at a path the user named (`export --out`,
@@ -12,9 +13,11 @@ import ForageSupport
 /// created; an existing **regular file** is replaced (through a symbolic link,
 /// the file it points to is replaced and the link kept); anything else is
 /// refused before a byte is written: a folder, a device, a FIFO or socket, a
-/// link to one of those, a link that leads nowhere, and any of the
+/// link to one of those, a link that leads nowhere, any of the
 /// `protecting` files (the store itself, whatever spelling of its path or
-/// hard link names it).
+/// hard link names it), an existing SQLite database, and a name SQLite would
+/// take for a database's side file (`forage.sqlite-wal`: the next open of
+/// `forage.sqlite` would delete or replay it; see `SQLiteSideFiles`).
 ///
 ///     let output = try OutputFile(path: "records.jsonl", protecting: ["forage.sqlite"])
 ///     let writer = try output.open()
@@ -35,6 +38,9 @@ public struct OutputFile: Sendable {
   /// True when the target exists and will be replaced.
   public let replacesExistingFile: Bool
   private let protected: [FileIdentity]
+  /// The `protecting` paths with their folders resolved, for those that do
+  /// not exist yet.
+  private let protectedPaths: [String]
 
   /// Checks that `path` may be written.
   ///
@@ -46,6 +52,7 @@ public struct OutputFile: Sendable {
     guard !path.isEmpty else { throw OutputFileError(path: path, "the output path is empty") }
     self.path = path
     protected = protecting.compactMap { FileIdentity(path: $0, followingLinks: true) }
+    protectedPaths = protecting.map(SQLiteSideFiles.canonical)
     var resolved = path
     var info = stat()
     if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
@@ -83,13 +90,25 @@ public struct OutputFile: Sendable {
       }
       replacesExistingFile = false
     }
+    // A name SQLite reads as a database's side file, under the name given or
+    // the one a link leads to, and an existing database, are never written.
+    for name in Set([path, resolved]) {
+      if let side = SQLiteSideFiles.reservation(ofPath: name, store: nil) {
+        throw OutputFileError(path: path, "it \(side.explanation). Name another file (nothing was changed)")
+      }
+    }
+    if protectedPaths.contains(SQLiteSideFiles.canonical(resolved)) {
+      throw OutputFileError(
+        path: path, "it is the store this command reads, or a file Forage keeps beside it. Name another file")
+    }
   }
 
   /// The paths of a SQLite store that an output must never replace: the
-  /// file and its `-wal`, `-shm` and `-journal` companions.
+  /// file, its `-wal`, `-shm` and `-journal` companions, and the
+  /// `.pending.json` an earlier Forage kept beside it (the daemon imports it).
   public static func protectingStore(_ location: String) -> [String] {
-    guard !location.contains("://"), location != ":memory:" else { return [] }
-    return [location, location + "-wal", location + "-shm", location + "-journal"]
+    guard SQLiteSideFiles.isFilePath(location) else { return [] }
+    return [location, location + "-wal", location + "-shm", location + "-journal", location + ".pending.json"]
   }
 
   /// Creates the temporary file beside the target and returns a writer.
@@ -102,8 +121,14 @@ public struct OutputFile: Sendable {
     let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
     guard fd >= 0 else {
       let err = errno
-      throw OutputFileError(
-        path: path, "cannot create a file in \(folder) (\(String(cString: strerror(err))))")
+      let why: String
+      switch err {
+      case EACCES, EPERM: why = "the folder is not writable"
+      case EROFS: why = "the folder is on a read-only disk"
+      case ENOSPC, EDQUOT: why = "the disk is full"
+      default: why = String(cString: strerror(err)).lowercased()
+      }
+      throw OutputFileError(path: path, "cannot create a file in \(folder): \(why) (nothing was changed)")
     }
     let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     // mkstemp creates 0600; give the new file the mode an ordinary file
