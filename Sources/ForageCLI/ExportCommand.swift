@@ -45,7 +45,7 @@ struct ExportCommand: Command {
 
   func run(_ out: Terminal) async -> ExitStatus {
     guard FileManager.default.fileExists(atPath: store) || store.contains("://") else {
-      out.error("forage export: no store at \(store)")
+      out.error("forage export: no store at \(store) (a command that only reads creates none)")
       return .badInput
     }
     // Check the output before opening anything: a folder, a device or the
@@ -58,7 +58,7 @@ struct ExportCommand: Command {
       }
     }
     let engine: Engine
-    do { engine = Engine(config: ForageConfig(sources: []), store: try Engine.openStore(store)) } catch {
+    do { engine = Engine(config: ForageConfig(sources: []), store: try Engine.openStore(store, forReading: true)) } catch {
       out.error("forage export", error)
       return .badInput
     }

@@ -65,6 +65,28 @@ struct Migrator {
     return done
   }
 
+  /// Checks, reading only, that the store holds every migration of this
+  /// build and no other.
+  ///
+  /// - Throws: `StoreError` of kind `.notAStore` when it has no
+  ///   `forage_migrations` (an empty database), `.newerStore` for unknown
+  ///   migrations, `.olderStore` for missing ones.
+  func checkCurrent(_ db: SQLiteConnection) throws {
+    let table = try db.uncachedStatement(
+      "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'forage_migrations'"
+    ).firstRow { _ in true } ?? false
+    guard table else {
+      throw StoreError.notAStore(path: db.path, "it is an empty SQLite database (a command that only reads never adds tables)")
+    }
+    let applied = try appliedNames(db)
+    let known = Set(migrations.map(\.name))
+    let unknown = applied.filter { !known.contains($0) }
+    if !unknown.isEmpty { throw StoreError.newerStore(path: db.path, unknown: unknown) }
+    let appliedSet = Set(applied)
+    let missing = migrations.map(\.name).filter { !appliedSet.contains($0) }
+    if !missing.isEmpty { throw StoreError.olderStore(path: db.path, missing: missing) }
+  }
+
   /// Refuses a database that another program made: one with tables (or
   /// views) but no `forage_migrations`. An empty database, or one Forage
   /// has migrated, passes. It only reads the schema.

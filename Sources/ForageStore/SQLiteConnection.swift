@@ -19,13 +19,39 @@ final class SQLiteConnection {
   /// True after `close()`: the handle is gone and every call throws.
   private(set) var isClosed = false
 
-  /// Opens (creating if needed) the database at `path`.
+  /// How a connection opens its file.
+  enum Mode {
+    /// Read and write, creating the file when missing.
+    case create
+    /// Read and write an existing file (`SQLITE_OPEN_READWRITE` alone).
+    case readWrite
+    /// Read only (`SQLITE_OPEN_READONLY`): uses the `-wal` and `-shm` that
+    /// are there, and may create them in a writable folder.
+    case readOnly
+    /// Read only, as a file nobody changes (the `immutable=1` URI
+    /// parameter): no locks, no `-wal` or `-shm` is read or created.
+    ///
+    /// - SeeAlso: <https://www.sqlite.org/uri.html#uriimmutable>
+    case immutable
+  }
+
+  /// Opens the database at `path`, creating it if needed unless `mode` says
+  /// otherwise.
   ///
   /// - Throws: `StoreError` of kind `.open` naming `sqlite3_open_v2`.
-  init(path: String, busyTimeout: Duration = StoreDefaults.busyTimeout) throws {
+  init(path: String, mode: Mode = .create, busyTimeout: Duration = StoreDefaults.busyTimeout) throws {
     var db: OpaquePointer?
-    let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-    let rc = sqlite3_open_v2(path, &db, flags, nil)
+    var flags = SQLITE_OPEN_NOMUTEX
+    var name = path
+    switch mode {
+    case .create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+    case .readWrite: flags |= SQLITE_OPEN_READWRITE
+    case .readOnly: flags |= SQLITE_OPEN_READONLY
+    case .immutable:
+      flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+      name = Self.fileURI(path) + "?immutable=1"
+    }
+    let rc = sqlite3_open_v2(name, &db, flags, nil)
     guard rc == SQLITE_OK, let db else {
       let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
       let code = db.map { sqlite3_extended_errcode($0) } ?? rc
@@ -36,6 +62,23 @@ final class SQLiteConnection {
     self.path = path
     sqlite3_extended_result_codes(db, 1)
     sqlite3_busy_timeout(db, Int32(clamping: busyTimeout.milliseconds))
+  }
+
+  /// `path` as a `file:` URI: `%`, `?` and `#` escaped, an absolute path
+  /// after an empty authority.
+  ///
+  /// - SeeAlso: <https://www.sqlite.org/uri.html>
+  static func fileURI(_ path: String) -> String {
+    var escaped = ""
+    for c in path.unicodeScalars {
+      switch c {
+      case "%": escaped += "%25"
+      case "?": escaped += "%3f"
+      case "#": escaped += "%23"
+      default: escaped.unicodeScalars.append(c)
+      }
+    }
+    return path.hasPrefix("/") ? "file://" + escaped : "file:" + escaped
   }
 
   deinit {

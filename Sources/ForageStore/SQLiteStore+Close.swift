@@ -18,7 +18,9 @@ extension SQLiteStore {
   /// - SeeAlso: <https://www.sqlite.org/wal.html#the_wal_file>
   public func close() throws {
     guard !db.isClosed else { return }
-    if path != ":memory:" { try db.exec("PRAGMA wal_checkpoint(TRUNCATE)") }
+    // A store opened to read leaves the checkpoint to sqlite3_close, which
+    // makes it only when this is the last connection and it may write.
+    if path != ":memory:", !isReadOnly { try db.exec("PRAGMA wal_checkpoint(TRUNCATE)") }
     try db.close()
   }
 }

@@ -36,6 +36,12 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
     public static let foreignDatabase = Kind(name: "foreignDatabase")
     /// The store was closed (`Store.close()`) and cannot be used again.
     public static let closed = Kind(name: "closed")
+    /// A command that only reads was given a path that holds no Forage store
+    /// (no file, an empty file, an empty database); it creates none.
+    public static let notAStore = Kind(name: "notAStore")
+    /// A command that only reads was given a store an older Forage wrote,
+    /// whose schema it does not change; a command that writes upgrades it.
+    public static let olderStore = Kind(name: "olderStore")
     /// The database server could not be reached, or the connection to it was
     /// lost (a PostgreSQL store); trying again later may succeed.
     public static let connection = Kind(name: "connection")
@@ -50,6 +56,8 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
     case foreignDatabase(path: String, tables: [String])
     case notFound(what: String)
     case closed(path: String)
+    case notAStore(path: String, reason: String)
+    case olderStore(path: String, missing: [String])
     /// A database server's failure (PostgreSQL): `store` is the redacted
     /// URL, `reason` a sentence, `detail` the server's own words (SQLSTATE,
     /// message) for `debugDescription`.
@@ -81,6 +89,8 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
     case .foreignDatabase: return .foreignDatabase
     case .notFound: return .notFound
     case .closed: return .closed
+    case .notAStore: return .notAStore
+    case .olderStore: return .olderStore
     case .server(let kind, _, _, _, _): return kind
     }
   }
@@ -109,6 +119,12 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
       return "the store has no \(what)"
     case .closed(let path):
       return "the store \(path) was closed and cannot be used again"
+    case .notAStore(let path, let reason):
+      return "\(path) is not a Forage store: \(reason)"
+    case .olderStore(let path, let missing):
+      return "the store \(path) was written by an older Forage and lacks \(missing.count) schema "
+        + "change\(missing.count == 1 ? "" : "s") (\(missing.joined(separator: ", "))); reading commands never "
+        + "change a store: the next forage run, daemon or download with this version upgrades it"
     case .server(let kind, let store, let reason, _, _):
       switch kind {
       case .open, .connection: return "cannot reach the store \(store): \(reason)"
@@ -214,6 +230,18 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
   package static func newerStore(path: String, unknown: [String]) -> StoreError {
     StoreError(.newerStore(path: path, unknown: unknown), function: nil, sqliteCode: nil,
                message: nil)
+  }
+
+  /// An empty store path: SQLite would open a temporary database and keep nothing.
+  static let emptyPath = StoreError.notAStore(
+    path: "\"\"", "the path is empty (SQLite would use a temporary database that keeps nothing); name a file")
+
+  package static func notAStore(path: String, _ reason: String) -> StoreError {
+    StoreError(.notAStore(path: path, reason: reason), function: nil, sqliteCode: nil, message: nil)
+  }
+
+  package static func olderStore(path: String, missing: [String]) -> StoreError {
+    StoreError(.olderStore(path: path, missing: missing), function: nil, sqliteCode: nil, message: nil)
   }
 
   package static func closed(path: String) -> StoreError {

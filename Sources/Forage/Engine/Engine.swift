@@ -76,17 +76,22 @@ public struct Engine: Sendable {
   /// folder must exist), or a URL whose scheme a front end registered with
   /// ``registerStore(scheme:_:)`` (the `forage` tool registers `postgres://`).
   ///
+  /// - Parameter forReading: open an existing SQLite store to read it only
+  ///   (``SQLiteStore/init(readingAt:busyTimeout:)``): nothing is created or
+  ///   migrated, and a read-only file or folder is opened read-only. What a
+  ///   command that only reads (status, export) passes.
   /// - Throws: `EngineError.unsupportedStore` for a `postgres://` URL when no
   ///   PostgreSQL store is linked; `StoreError` when the store cannot be
-  ///   opened or belongs to another program.
-  public static func openStore(_ location: String) throws -> any Store {
+  ///   opened or belongs to another program (with `forReading`, also when
+  ///   there is no Forage store at the path, or an older Forage wrote it).
+  public static func openStore(_ location: String, forReading: Bool = false) throws -> any Store {
     if let open = opener(for: location) { return try open(location) }
     if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
       throw EngineError(
         .unsupportedStore,
         "this program cannot open PostgreSQL stores (ForagePostgres is not linked in); use a SQLite path")
     }
-    return try SQLiteStore(path: location)
+    return forReading ? try SQLiteStore(readingAt: location) : try SQLiteStore(path: location)
   }
 
   // MARK: Running
