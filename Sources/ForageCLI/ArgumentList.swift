@@ -76,6 +76,7 @@ struct ArgumentList {
         break  // not matched by name
       }
     }
+    try Self.refuseEmptyPaths(declared, values: values, positionals: positionals)
 
     for group in exclusive {
       let given = group.filter { flags.contains($0) || values[$0] != nil }
@@ -93,6 +94,32 @@ struct ArgumentList {
     }
     if positionals.count > expected.count, expected.last?.isVariadic != true {
       throw UsageError("unexpected argument \"\(positionals[expected.count])\"")
+    }
+  }
+
+  /// What an empty value of each kind of path would have named, by value name.
+  static let pathValues: [String: String] = [
+    "PATH": "a SQLite file or a postgres:// URL", "FILE": "a file", "DIR": "a folder",
+    "NAME|FILE": "a profile or a file", "FILE|URL": "a file or an http(s) URL",
+  ]
+
+  /// An empty path names nothing: `--store ""` would be SQLite's temporary
+  /// database, which keeps nothing; `--config ""` or `init ""` no file or
+  /// folder. Refused for every option and positional whose value is a path.
+  private static func refuseEmptyPaths(
+    _ declared: [Argument], values: [String: [String]], positionals: [String]
+  ) throws(UsageError) {
+    for argument in declared where argument.kind == .option || argument.kind == .repeatable {
+      guard let valueName = argument.valueName, let what = pathValues[valueName],
+        values[argument.name]?.contains("") == true
+      else { continue }
+      throw UsageError("\(argument.name) was given an empty \(valueName): name \(what)")
+    }
+    let expected = declared.filter { $0.kind == .positional }
+    for (i, value) in positionals.enumerated() where value.isEmpty && !expected.isEmpty {
+      let argument = expected[min(i, expected.count - 1)]
+      guard let valueName = argument.valueName, let what = pathValues[valueName] else { continue }
+      throw UsageError("the \(valueName) argument is empty: name \(what)")
     }
   }
 

@@ -82,6 +82,37 @@ struct InitCommand: Command {
     """
   }
 
+  /// Why a file could not be created in `folder`, as words about the folder.
+  static func why(_ err: Int32, folder: String) -> String {
+    switch err {
+    case EACCES, EPERM: return "this user may not create files in \(folder)"
+    case EROFS: return "\(folder) is on a read-only disk"
+    case ENOSPC, EDQUOT: return "the disk is full"
+    default: return String(cString: strerror(err)).lowercased()
+    }
+  }
+
+  /// Why the folder `path` (and the folders above it) could not be created:
+  /// what the closest existing folder above it is.
+  static func folderProblem(_ path: String) -> String {
+    let fm = FileManager.default
+    var above = (path as NSString).standardizingPath
+    while !fm.fileExists(atPath: above) {
+      let parent = (above as NSString).deletingLastPathComponent
+      if parent == above || parent.isEmpty {
+        above = "."
+        break
+      }
+      above = parent
+    }
+    var isFolder: ObjCBool = false
+    if fm.fileExists(atPath: above, isDirectory: &isFolder), !isFolder.boolValue {
+      return "\(above) is a file, not a folder"
+    }
+    if access(above, W_OK) != 0 { return why(errno, folder: above) }
+    return "it could not be made in \(above)"
+  }
+
   func run(_ out: Terminal) async -> ExitStatus {
     let fm = FileManager.default
     var isFolder: ObjCBool = false
@@ -101,7 +132,7 @@ struct InitCommand: Command {
       let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
       guard fd >= 0 else {
         let e = errno
-        out.error("forage init: cannot create \(path): \(String(cString: strerror(e)))")
+        out.error("forage init: cannot create \(path): \(InitCommand.why(e, folder: directory))")
         return .badInput
       }
       var bytes = text
@@ -112,7 +143,7 @@ struct InitCommand: Command {
         return .badInput
       }
     } catch {
-      out.error("forage init: cannot write \(path): \(error.localizedDescription)")
+      out.error("forage init: cannot create the folder \(directory): \(InitCommand.folderProblem(directory))")
       return .badInput
     }
     let portOption = port == DemoCommand.defaultPort ? "" : " --port \(port)"

@@ -35,9 +35,9 @@ struct ReportCommand: Command {
     text and cannot add markup.
     """
   static let notes = """
-    Exit status: 0 written, 1 the store could not be read, 2 bad input (no
-    store, a bad config, an --out that is not a file to write; nothing is
-    written).
+    Exit status: 0 written, 1 the store could not be read or the page not
+    written, 2 bad input (no store, a bad config, an --out that is not a
+    file to write or in a folder that cannot be written; nothing is written).
     """
 
   var store: String
@@ -79,6 +79,15 @@ struct ReportCommand: Command {
       out.error("forage report", error)
       return .badInput
     }
+    // The page goes to a new file beside the target that replaces it only
+    // when complete: a failed write leaves the previous file as it was. It is
+    // created first, so a folder it cannot be written in is bad input, found
+    // before the store is read.
+    let writer: OutputFile.Writer
+    do { writer = try output.open() } catch {
+      out.error("forage report", error)
+      return .badInput
+    }
     guard let opened = openExistingStore(store, for: "forage report", out) else { return .badInput }
     let html: String
     do {
@@ -93,10 +102,7 @@ struct ReportCommand: Command {
       return .jobFailed
     }
     try? await opened.close()
-    // The page goes to a new file beside the target that replaces it only
-    // when complete: a failed write leaves the previous file as it was.
     do {
-      let writer = try output.open()
       try writer.write(html)
       try writer.commit()
     } catch {

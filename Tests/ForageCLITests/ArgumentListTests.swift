@@ -27,13 +27,37 @@ import Testing
   }
 
   @Test func test_nameEqualsValue_isNameSpaceValue() throws {
-    var a = try parse(RunCommand.self, ["--budget=3s", "--config=a=b.json", "--store="])
+    var a = try parse(RunCommand.self, ["--budget=3s", "--config=a=b.json", "--task="])
     #expect(try a.option("--budget") == "3s")
     #expect(try a.option("--config") == "a=b.json")
-    #expect(try a.option("--store") == "")
+    #expect(try a.option("--task") == "")
     var b = try parse(RunCommand.self, ["--budget", "3s"])
     #expect(try b.option("--budget") == "3s")
     #expect(try parsed(RunCommand.self, ["--budget", "3s"]).budget == .seconds(3))
+  }
+
+  /// Issue 25: `--store ""` ran against SQLite's temporary database, said
+  /// "the next run continues" and kept nothing.
+  @Test func test_issue25_anEmptyPath_isAUsageError_forEveryCommandThatTakesOne() throws {
+    var checked = 0
+    for command in commands {
+      for argument in command.allArguments where argument.kind == .option || argument.kind == .repeatable {
+        guard let valueName = argument.valueName, ArgumentList.pathValues[valueName] != nil else { continue }
+        for spelling in [[argument.name, ""], [argument.name + "="]] {
+          let message = mistake(command, spelling)
+          #expect(
+            message?.contains("\(argument.name) was given an empty \(valueName)") == true,
+            "forage \(command.name) \(spelling): \(message ?? "accepted")")
+        }
+        checked += 1
+      }
+    }
+    #expect(checked >= 20, "every --store, --config, --out, --to, --report and --profile")
+    for command in commands where command.allArguments.contains(where: { $0.name == "--store" }) {
+      #expect(mistake(command, ["--store", ""]) != nil, "forage \(command.name) --store \"\"")
+    }
+    #expect(mistake(InitCommand.self, [""]) == "the DIR argument is empty: name a folder")
+    #expect(mistake(QueryCommand.self, ["", "h1"])?.contains("FILE|URL argument is empty") == true)
   }
 
   @Test func test_repeatableSource_keepsEveryValueInOrder() throws {

@@ -87,10 +87,14 @@ public struct ForageConfig: Sendable, Hashable {
     path: String, onWarning: (ConfigProblem) -> Void = { _ in }
   ) throws(ConfigError) -> ForageConfig {
     guard let data = FileManager.default.contents(atPath: path) else {
-      let exists = FileManager.default.fileExists(atPath: path)
-      throw ConfigError(file: path, problems: [
-        ConfigProblem(path: "", message: exists ? "cannot read the file" : "no such file")
-      ])
+      var isFolder: ObjCBool = false
+      let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
+      let message =
+        !exists ? "no such file"
+        : isFolder.boolValue ? "it is a folder; name the config file (such as \(path)/forage.json)"
+        : !FileManager.default.isReadableFile(atPath: path) ? "permission denied: this user cannot read it"
+        : "cannot read the file"
+      throw ConfigError(file: path, problems: [ConfigProblem(path: "", message: message)])
     }
     var config = try parse(Array(data), file: path, onWarning: onWarning)
     let folder = (path as NSString).deletingLastPathComponent
