@@ -23,13 +23,14 @@ struct CommandResult {
 
 /// Runs `forage` with `arguments` to completion, with `environment` added to
 /// (or replacing entries of) this process's environment: how a test hands the
-/// child a secret without setting it in the test process.
-func runForage(_ arguments: [String], in directory: String? = nil, environment: [String: String] = [:]) throws
-  -> CommandResult
-{
+/// child a secret without setting it in the test process. `launcher` is a
+/// program and its arguments that run `forage` (`runuser -u nobody --`).
+func runForage(
+  _ arguments: [String], in directory: String? = nil, environment: [String: String] = [:], launcher: [String] = []
+) throws -> CommandResult {
   let p = Process()
-  p.executableURL = URL(fileURLWithPath: forageBinary())
-  p.arguments = arguments
+  p.executableURL = URL(fileURLWithPath: launcher.first ?? forageBinary())
+  p.arguments = launcher.isEmpty ? arguments : Array(launcher.dropFirst()) + [forageBinary()] + arguments
   if !environment.isEmpty {
     p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
   }
