@@ -13,7 +13,8 @@ struct ExportCommand: Command {
     .option(
       "--out", "FILE",
       "Write to FILE instead of standard output. An existing regular file is replaced only once the export is "
-        + "complete; a folder, a device or the store itself is refused (exit 2) and nothing is touched."),
+        + "complete; a folder, a device, the store, any SQLite database or a name SQLite reads as a database's "
+        + "side file (X-journal, X-wal, X-shm) is refused (exit 2) and nothing is touched."),
   ]
   static let discussion = """
     Writes every current record (or one source's) to standard output or FILE;

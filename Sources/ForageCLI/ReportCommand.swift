@@ -13,7 +13,8 @@ struct ReportCommand: Command {
     .option(
       "--out", "FILE",
       "The HTML file to write. An existing regular file is replaced only once the report is complete; a folder, "
-        + "a device or the store itself is refused (exit 2) and nothing is touched.",
+        + "a device, the store, any SQLite database or a name SQLite reads as a database's side file (X-journal, "
+        + "X-wal, X-shm) is refused (exit 2) and nothing is touched.",
       required: true),
     .option("--days", "N", "Days of history the timeline and the freshness charts cover.", default: "7"),
     .option(
