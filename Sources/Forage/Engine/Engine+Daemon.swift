@@ -41,6 +41,11 @@ extension Engine {
   ///     try await daemon.value
   ///     try await engine.close()
   ///
+  /// Several `appRefresh` tasks run as separate tasks, each with its own
+  /// pending request (iOS keeps one per app; the Apple adapter shares it). A
+  /// `continuedProcessing` task is never scheduled: the user starts it
+  /// (`forage run --task ID` runs it once).
+  ///
   /// Pending requests are kept in the store, so a restarted daemon keeps its
   /// schedule; claims left by a killed daemon go back to the queue first.
   ///
@@ -82,7 +87,7 @@ extension Engine {
       }
     }
     let scheduler = SystemScheduler(
-      policy: runner.policy(.server), conditions: conditions, persistence: pending,
+      policy: Engine.separateRefreshTasks(runner.policy(.server), config), conditions: conditions, persistence: pending,
       permittedIdentifiers: config.tasks.map(\.id), log: log)
     // Claims left by a killed daemon go back to the queue, once: from now on
     // launches of different tasks run side by side. So do its notifications:
