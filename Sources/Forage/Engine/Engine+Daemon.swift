@@ -10,7 +10,8 @@ public enum DaemonEvent: Sendable {
   /// That file could not be read; tasks without a pending request are
   /// submitted anew.
   case pendingFileNotImported(path: String, reason: String)
-  /// Every task has a pending request; the daemon is running.
+  /// Every scheduled task (all but `continuedProcessing` ones) has a
+  /// pending request; the daemon is running.
   case scheduled(tasks: Int)
   /// A launch ended: its plan (what ran, what waited and why) and summary
   /// (nil when the job failed).
@@ -102,7 +103,7 @@ extension Engine {
       try? await pending.flush()
       throw error
     }
-    events(.scheduled(tasks: config.tasks.count))
+    events(.scheduled(tasks: config.tasks.filter { $0.kind != .continuedProcessing }.count))
     // Between launches, the daemon delivers what is due (retries, what a
     // launch had no time for) and keeps the history within its retention.
     let upkeep = Task { await self.upkeep(events: events) }
