@@ -181,6 +181,19 @@ import Testing
     #expect(seen.all.allSatisfy { $0.totalUnitCount == 3 })
   }
 
+  @Test func test_failStrategy_underPressure_isRefusedByBothSchedulers_queueIsAccepted() throws {
+    for conditions in [DeviceConditions(isCharging: false, batteryLevel: 0.1), DeviceConditions(thermalState: .critical)] {
+      let system = SystemScheduler(policy: .server, conditions: FixedConditions(conditions), log: .silent)
+      let simulated = scripted(conditions, policy: .server)
+      for s in [system, simulated] as [any TaskScheduler] {
+        s.register(Self.id) { _ in }
+        s.finishLaunching()
+        #expect(throws: SchedulerError.immediateRunIneligible, "\(conditions) \(s)") { try s.submit(Self.request(.fail)) }
+        try s.submit(Self.request(.queue))
+      }
+    }
+  }
+
   @Test func test_serverPolicy_needsNoApp() throws {
     let s = SimulatedScheduler(device: .chargingOnWiFi, policy: .server)
     s.register(Self.id, model: ModelBehavior())
