@@ -22,7 +22,9 @@ struct DaemonCommand: Command {
     (every task's "every" later), then runs the task's sources within its
     budget. Power and network are read from the machine (on Linux,
     /sys/class/power_supply and the default route). Pending requests are
-    kept in the store, so a restarted daemon keeps its schedule.
+    kept in the store, so a restarted daemon keeps its schedule. Several
+    appRefresh tasks run as separate tasks; a continuedProcessing task (the
+    user's "refresh now") is never scheduled: forage run --task ID runs it.
 
     Several daemons on one postgres:// store are a fleet: each due launch of
     a task runs in one of them (the others skip it, as --verbose says), and

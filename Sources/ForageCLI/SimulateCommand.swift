@@ -26,6 +26,11 @@ struct SimulateCommand: Command {
     .flag(
       "--refresh-on-open",
       "The app fetches every source when the user opens it: each open counts as a refresh (the profile's refreshOnOpen)."),
+    .option(
+      "--refresh-now", "SHARE",
+      "The user taps \"refresh now\" at this share of app opens (0 to 1; 1 is every open), starting the config's "
+        + "continuedProcessing tasks.",
+      default: "never: those tasks are not forecast"),
     .flag("--live", "Run the real jobs (writes to the store); one seed."),
     .option("--store", "PATH", "A SQLite file or a postgres:// URL.", default: "the config's, beside the config"),
     .flag("--trace", "Also print every launch, expiration, completion and kill; one seed."),
@@ -59,6 +64,16 @@ struct SimulateCommand: Command {
     With --refresh-on-open, the age at an open is what the user sees before
     the app's own fetch on opening lands: the time since the later of the
     last background refresh and the previous open (assumed to succeed).
+
+    A continuedProcessing task (the user's "refresh now") has no schedule:
+    with --refresh-now SHARE the user starts it at that share of app opens;
+    it starts at once while the app is open (a "fail" strategy refuses to
+    start while another runs, "queue" waits), goes on in the background
+    until done, and is expired by the system when it stops reporting
+    progress, the device gets critically hot or its battery critically low.
+    Its launches refresh its sources like any other. What iOS does
+    differently (several appRefresh tasks share one request there) is said
+    under "On iOS".
     """
 
   var config = Defaults.configFile
@@ -71,6 +86,7 @@ struct SimulateCommand: Command {
   var seeds = defaultSeeds
   var live = false
   var refreshOnOpen = false
+  var refreshNow: Double?
   var store: String?
   var trace = false
   var json = false
@@ -95,6 +111,12 @@ struct SimulateCommand: Command {
       seeds = count
     }
     refreshOnOpen = args.flag("--refresh-on-open")
+    if let r = try args.option("--refresh-now") {
+      guard let share = Double(r), share >= 0, share <= 1 else {
+        throw UsageError("--refresh-now expects a share of app opens from 0 to 1 (1 is every open), not \"\(r)\"")
+      }
+      refreshNow = share
+    }
     live = args.flag("--live")
     store = try args.option("--store")
     trace = args.flag("--trace")
@@ -110,6 +132,13 @@ struct SimulateCommand: Command {
 
   func run(_ out: Terminal) async -> ExitStatus {
     guard let loaded = loadConfig(config, needingTasksFor: "simulate", out) else { return .badInput }
+    if refreshNow != nil && !loaded.tasks.contains(where: { $0.kind == .continuedProcessing }) {
+      out.error(
+        "forage simulate: --refresh-now starts the config's continuedProcessing tasks, and \(config) has none "
+          + "(add a task with \"kind\": \"continuedProcessing\" and a \"title\")")
+      return .badInput
+    }
+    let iOSNotes = Engine.iOSNotes(for: loaded, refreshNow: refreshNow)
     var device: DeviceProfile
     do { device = try DeviceProfile.named(orPath: profile) } catch {
       out.error("forage simulate", error)
@@ -132,7 +161,7 @@ struct SimulateCommand: Command {
       do {
         spread = try await Engine.simulate(
           config: loaded, store: opened, profile: device, days: Double(days), seeds: list,
-          log: SchedulerLog { out.error("forage simulate: \($0)") })
+          log: SchedulerLog { out.error("forage simulate: \($0)") }, refreshNow: refreshNow)
       } catch {
         out.error("forage simulate", error)
         try? await opened?.close()
@@ -141,12 +170,19 @@ struct SimulateCommand: Command {
       if json {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        struct Output: Encodable { var profile: String; var seeds: [UInt64]; var distribution: ForecastDistribution }
-        let data = (try? encoder.encode(Output(profile: device.name, seeds: list, distribution: spread))) ?? Data()
+        struct Output: Encodable {
+          var profile: String
+          var seeds: [UInt64]
+          var distribution: ForecastDistribution
+          var iOSNotes: [String]
+        }
+        let output = Output(profile: device.name, seeds: list, distribution: spread, iOSNotes: iOSNotes)
+        let data = (try? encoder.encode(output)) ?? Data()
         out.print(String(decoding: data, as: UTF8.self))
       } else {
         out.print("Profile: \(device.name), model durations")
         out.print(spread.description)
+        printNotes(iOSNotes, out)
       }
       try? await opened?.close()
       return .ok
@@ -161,7 +197,7 @@ struct SimulateCommand: Command {
           throttle.update(
             summary, label: task.id, budget: task.budget,
             since: ContinuousClock.now - .milliseconds(Int64(summary.seconds * 1000)))
-        })
+        }, refreshNow: refreshNow)
       out.clearProgress()
     } catch {
       out.error("forage simulate", error)
@@ -172,16 +208,31 @@ struct SimulateCommand: Command {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
       encoder.dateEncodingStrategy = .iso8601
-      struct Output: Encodable { var profile: String; var seed: UInt64; var forecast: FreshnessForecast; var trace: Trace? }
-      let output = Output(profile: result.profile, seed: seed, forecast: result.forecast, trace: trace ? result.trace : nil)
+      struct Output: Encodable {
+        var profile: String
+        var seed: UInt64
+        var forecast: FreshnessForecast
+        var trace: Trace?
+        var iOSNotes: [String]
+      }
+      let output = Output(
+        profile: result.profile, seed: seed, forecast: result.forecast, trace: trace ? result.trace : nil, iOSNotes: iOSNotes)
       let data = (try? encoder.encode(output)) ?? Data()
       out.print(String(decoding: data, as: UTF8.self))
     } else {
       if trace { out.print(result.trace.description + "\n") }
       out.print("Profile: \(result.profile), seed \(seed)\(live ? ", live jobs" : ", model durations")")
       out.print(result.forecast.description)
+      printNotes(iOSNotes, out)
     }
     try? await opened?.close()
     return .ok
+  }
+
+  /// The "On iOS" notes after a forecast, when there are any.
+  private func printNotes(_ notes: [String], _ out: Terminal) {
+    guard !notes.isEmpty else { return }
+    out.print("\nOn iOS:")
+    for note in notes { out.print("- " + note) }
   }
 }

@@ -9,7 +9,12 @@ public enum TaskOutcome: Sendable, Hashable, Codable {
   case killed
 }
 
-/// Progress of a continued-processing task, shown to the user by the system.
+/// Progress of a continued-processing task, shown to the user by the system:
+/// `completedUnitCount` of `totalUnitCount` units (Apple's `Progress` of a
+/// `BGContinuedProcessingTask`).
+///
+///     task.updateProgress(completedUnitCount: 2, totalUnitCount: 5)   // 2 of 5 sources
+///     task.progress.fractionCompleted                                  // 0.4
 public struct TaskProgress: Sendable, Hashable, Codable {
   /// Units of work done.
   public var completedUnitCount: Int64
@@ -52,13 +57,14 @@ public final class BackgroundTask: Sendable {
     var refreshedSources: [String]?
     var transferredBytes: Int64?
     var progress = TaskProgress()
+    var hasProgress = false
     var lastProgressAt = ContinuousClock.now
+    var progressObserver: (@Sendable (TaskProgress) -> Void)?
     var swiftTask: Task<Void, Never>?
   }
 
   private let state = Locked(State())
   private let remaining: @Sendable () -> Duration
-  private let progressObserver: (@Sendable (TaskProgress) -> Void)?
 
   /// The identifier of the task, as registered.
   public let identifier: String
@@ -73,8 +79,7 @@ public final class BackgroundTask: Sendable {
 
   init(
     request: AnyTaskRequest, conditions: DeviceConditions, launchNumber: Int,
-    remainingBudget: @escaping @Sendable () -> Duration,
-    progressObserver: (@Sendable (TaskProgress) -> Void)? = nil
+    remainingBudget: @escaping @Sendable () -> Duration
   ) {
     self.identifier = request.identifier
     self.kind = request.kind
@@ -82,7 +87,6 @@ public final class BackgroundTask: Sendable {
     self.conditions = conditions
     self.launchNumber = launchNumber
     self.remaining = remainingBudget
-    self.progressObserver = progressObserver
   }
 
   /// Called when the task's time is up; stop, checkpoint, then complete.
@@ -133,14 +137,38 @@ public final class BackgroundTask: Sendable {
   public var transferredBytes: Int64? { state.withLock { $0.transferredBytes } }
 
   /// Reports progress of a continued-processing task; the system expires one
-  /// that stops reporting.
+  /// that stops reporting (``SchedulingPolicy/continuedProcessingProgressTimeout``
+  /// in the schedulers here). A Forage launch of a continued-processing task
+  /// reports the sources it has completed of its own after each commit of
+  /// its crawl, then the bytes of each download it works on. Each report
+  /// reaches the observer set with ``observeProgress(_:)``.
   public func updateProgress(completedUnitCount: Int64, totalUnitCount: Int64) {
     let p = TaskProgress(completedUnitCount: completedUnitCount, totalUnitCount: totalUnitCount)
-    state.withLock {
-      $0.progress = p
-      $0.lastProgressAt = ContinuousClock.now
+    let observer = state.withLock { s in
+      s.progress = p
+      s.hasProgress = true
+      s.lastProgressAt = ContinuousClock.now
+      return s.progressObserver
     }
-    progressObserver?(p)
+    observer?(p)
+  }
+
+  /// Calls `observer` with every progress report from now on, and at once
+  /// with the last one if there was one: an app's adapter copies the figures
+  /// into `BGContinuedProcessingTask.progress` this way. One observer per
+  /// launch (setting another replaces it); it runs on the reporting task,
+  /// after the launch's lock is released, so it may read the task.
+  ///
+  ///     task.observeProgress { p in
+  ///       bgTask.progress.totalUnitCount = p.totalUnitCount
+  ///       bgTask.progress.completedUnitCount = p.completedUnitCount
+  ///     }
+  public func observeProgress(_ observer: @escaping @Sendable (TaskProgress) -> Void) {
+    let last = state.withLock { s -> TaskProgress? in
+      s.progressObserver = observer
+      return s.hasProgress ? s.progress : nil
+    }
+    if let last { observer(last) }
   }
 
   /// The last reported progress.

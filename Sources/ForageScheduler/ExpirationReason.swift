@@ -21,6 +21,9 @@ public enum ExpirationReason: String, Codable, Sendable, Hashable, CaseIterable 
   case thermal
   /// A continued-processing task that stopped reporting progress.
   case noProgress
+  /// A continued-processing task off external power cut short when the
+  /// battery fell critically low (``SchedulingPolicy/discretionaryMinimumBattery``).
+  case criticalBattery
   /// Expired by a test or a tool (``SimulatedScheduler/expire(_:)``, like the
   /// debugger's `_simulateExpirationForTaskWithIdentifier`).
   case forced

@@ -46,7 +46,9 @@ public struct LaunchState: Sendable, Hashable {
 /// The order (`docs/scheduling-model.md`, "What the simulator does"):
 /// 1. already running; force-quit (refresh always, processing when
 ///    ``SchedulingPolicy/forceQuitBlocksProcessing``);
-/// 2. continued processing runs when a slot is free, whatever the rest;
+/// 2. continued processing runs when a slot is free, unless the device is
+///    critically hot or its battery critically low off power (the pressure
+///    under which the system also expires a running one);
 /// 3. the kill penalty, thermal state serious or worse, Background App
 ///    Refresh not available, Low Power Mode, a critically low battery off
 ///    power (``SchedulingPolicy/discretionaryMinimumBattery``);
@@ -61,7 +63,10 @@ public enum LaunchRules {
     if state.isRunning { return .alreadyRunning }
     if state.isForceQuit && (request.kind == .appRefresh || policy.forceQuitBlocksProcessing) { return .forceQuit }
     if request.kind == .continuedProcessing {
-      return state.runningContinuedProcessing < policy.maxConcurrentContinuedProcessingTasks ? nil : .continuedProcessingBusy
+      if state.runningContinuedProcessing >= policy.maxConcurrentContinuedProcessingTasks { return .continuedProcessingBusy }
+      if conditions.thermalState >= .critical { return .thermal }
+      if !conditions.isCharging && conditions.batteryLevel < policy.discretionaryMinimumBattery { return .criticalBattery }
+      return nil
     }
     if state.isPenalized { return .penalty }
     if conditions.thermalState >= .serious { return .thermal }

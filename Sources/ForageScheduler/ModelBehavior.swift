@@ -37,15 +37,22 @@ public struct ModelBehavior: Codable, Sendable, Hashable {
   /// the share it ran), and a launch expected to transfer more than what is
   /// left waits. `nil`: unknown, nothing counted.
   public var bytesPerLaunch: Int64?
+  /// For a continued-processing task: the work stops reporting progress
+  /// this long into a launch (a request that hangs), and the system expires
+  /// it ``SchedulingPolicy/continuedProcessingProgressTimeout`` later
+  /// (reason `noProgress`) unless it ends first. `nil`: it reports progress
+  /// until it ends, as a Forage job does after each commit.
+  public var progressStallsAfter: Duration?
 
   /// A behaviour; the defaults: about 10 s, always succeeds, honours
-  /// expiration, light on CPU, transfer unknown.
+  /// expiration, light on CPU, transfer unknown, progress reported throughout.
   public init(
     duration: DurationDistribution = .logNormal(median: .seconds(10), spread: 0.5),
     successProbability: Double = 1, honorsExpiration: Bool = true,
     expirationResponse: Duration = .seconds(1), resubmitAfter: Duration? = nil, sources: [String] = [],
-    cpuShare: Double? = nil, bytesPerLaunch: Int64? = nil
+    cpuShare: Double? = nil, bytesPerLaunch: Int64? = nil, progressStallsAfter: Duration? = nil
   ) {
+    self.progressStallsAfter = progressStallsAfter
     self.cpuShare = cpuShare
     self.bytesPerLaunch = bytesPerLaunch
     self.duration = duration

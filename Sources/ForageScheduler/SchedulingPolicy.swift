@@ -33,6 +33,11 @@ public struct SchedulingPolicy: Codable, Sendable, Hashable {
   public var continuedProcessingProgressTimeout = SchedulerDefaults.continuedProcessingProgressTimeout
   /// Assumed: continued-processing tasks that may run at once.
   public var maxConcurrentContinuedProcessingTasks = SchedulerDefaults.maxConcurrentContinuedProcessingTasks
+  /// Apple (the task starts from the user's action in the app): a
+  /// continued-processing request submitted while the app is not in the
+  /// foreground is refused (`immediateRunIneligible`; the refusal is
+  /// assumed). `false` in ``server``, which has no app.
+  public var continuedProcessingRequiresForeground = true
   /// Assumed: time from expiration to the kill of a handler that has not completed.
   public var expirationGrace = SchedulerDefaults.expirationGrace
   /// Assumed: no discretionary launches for this long after a kill.
@@ -106,6 +111,7 @@ public struct SchedulingPolicy: Codable, Sendable, Hashable {
     policy.processingStartJitter = .zero
     policy.killPenalty = .seconds(15 * 60)
     policy.processingRequiresUseWithin = nil
+    policy.continuedProcessingRequiresForeground = false
     return policy
   }
 

@@ -174,6 +174,22 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
     engine.withLock { $0.lifecycle.append((wrapped, earliestBeginAfter, replacingPending)) }
   }
 
+  /// Submits a copy of `request` when the user opens the app, at `share` of
+  /// the opens (0 to 1, drawn from the seed): the user's "refresh now" that
+  /// starts a continued-processing task from the app.
+  ///
+  ///     scheduler.submitWhenOpeningApp(
+  ///       ContinuedProcessingTaskRequest(identifier: "com.example.refresh-now", title: "Refreshing", subtitle: ""),
+  ///       share: 0.5)
+  ///
+  /// A refused submission (`.fail` while another one runs) is a `rejected`
+  /// event in the trace. With `share` 1 no draw is made, so the other
+  /// draws of a seed are the same as without it.
+  public func submitWhenOpeningApp(_ request: any TaskRequest, share: Double = 1) {
+    let wrapped = AnyTaskRequest(request)
+    engine.withLock { $0.onOpen.append((wrapped, min(1, max(0, share)))) }
+  }
+
   /// Makes the next `count` submissions fail with `error` (error injection).
   public func failNextSubmissions(with error: SchedulerError, count: Int = 1) {
     engine.withLock { $0.injectedErrors += Array(repeating: error, count: count) }

@@ -13,6 +13,9 @@ struct SimulationEngine: Sendable {
     case kill(launch: Int)
     /// The CPU monitor's kill, if the launch is still due it then.
     case cpuKill(launch: Int)
+    /// A running continued-processing launch's battery may have reached the
+    /// critical floor: it expires if so.
+    case batteryFloor(launch: Int)
   }
 
   enum Mode: Sendable {
@@ -83,6 +86,9 @@ struct SimulationEngine: Sendable {
   var plans: [String: Plan] = [:]
   var running: [String: Running] = [:]
   var lifecycle: [(request: AnyTaskRequest, after: Duration?, replacing: Bool)] = []
+  /// Requests the user submits on opening the app, at a share of the opens
+  /// (a "refresh now" that starts a continued-processing task).
+  var onOpen: [(request: AnyTaskRequest, share: Double)] = []
   var lastRequest: [String: AnyTaskRequest] = [:]
   var opens: [Int64] = []
   var firstOpen: Int64?
@@ -193,8 +199,10 @@ struct SimulationEngine: Sendable {
       conditions.isCharging = on
       if !on { cutShort(where: { $0.requiresExternalPower }, reason: .powerLost) }
       watchCPU(charging: on)
+      watchBattery()
     case .batteryLevel(let level):
       batteryAnchor = (now, min(1, max(0, level)))
+      watchBattery()
     case .network(let status):
       conditions.network = status
       if !status.isAvailable { cutShort(where: { $0.requiresNetworkConnectivity && $0.kind == .processing }, reason: .networkLost) }
@@ -204,7 +212,7 @@ struct SimulationEngine: Sendable {
       conditions.backgroundRefreshStatus = status
     case .thermalState(let state):
       conditions.thermalState = state
-      if state >= .critical { cutShort(where: { $0.kind != .continuedProcessing }, reason: .thermal) }
+      if state >= .critical { cutShort(where: { _ in true }, reason: .thermal) }
     case .screen(let on):
       let wasOn = screenOn
       screenHolds = on ? screenHolds + 1 : max(0, screenHolds - 1)
@@ -222,6 +230,7 @@ struct SimulationEngine: Sendable {
       record(.appOpened)
       queue.push(now + max(1, length.milliseconds), .sessionEnd(session))
       screenChanged(wasOn: wasOn)
+      for entry in onOpen where random.chance(entry.share) { try? submit(entry.request) }
     case .appForceQuit:
       forceQuit = true
       record(.appForceQuit)
@@ -268,9 +277,16 @@ struct SimulationEngine: Sendable {
   /// clock waits while a live handler runs, so the timeline cannot reach
   /// that change; the launch's real-time budget ends there instead.
   mutating func interruption(of request: AnyTaskRequest, within budget: Duration) -> (Duration, ExpirationReason)? {
-    guard request.kind == .processing else { return nil }
+    guard request.kind != .appRefresh else { return nil }
+    let continued = request.kind == .continuedProcessing
     let found = cursor.first(through: now + budget.milliseconds) { change -> ExpirationReason? in
-      switch change {
+      // Continued processing goes on while the device is used; only the
+      // pressure that expires it in model mode (the battery aside) cuts it.
+      if continued {
+        if case .thermalState(let state) = change, state >= .critical { return .thermal }
+        return nil
+      }
+      return switch change {
       case .screen(on: true), .appOpened: .deviceInUse
       case .charging(false) where request.requiresExternalPower && hasBattery: .powerLost
       case .network(let status) where !status.isAvailable && request.requiresNetworkConnectivity: .networkLost
@@ -284,6 +300,9 @@ struct SimulationEngine: Sendable {
   // MARK: - Requests
 
   mutating func submit(_ request: AnyTaskRequest) throws(SchedulerError) {
+    var request = request
+    // Apple ignores a continued-processing request's earliest begin date.
+    if request.kind == .continuedProcessing { request.earliestBeginDate = nil }
     do throws(SchedulerError) {
       if !injectedErrors.isEmpty {
         throw injectedErrors.removeFirst().with(identifier: request.identifier, detail: "injected")
@@ -293,8 +312,16 @@ struct SimulationEngine: Sendable {
         throw SchedulerError.unavailable.with(
           identifier: request.identifier, detail: "Background App Refresh is \(conditions.backgroundRefreshStatus.rawValue)")
       }
-      if case .continuedProcessing(let c) = request, c.strategy == .fail, runningContinued >= policy.maxConcurrentContinuedProcessingTasks {
-        throw SchedulerError.immediateRunIneligible.with(identifier: request.identifier, detail: "another continued-processing task is running")
+      if case .continuedProcessing(let c) = request {
+        if policy.continuedProcessingRequiresForeground && !appForeground {
+          throw SchedulerError.immediateRunIneligible.with(
+            identifier: request.identifier,
+            detail: "the app is not in the foreground (a continued-processing task starts from the user's action in the app)")
+        }
+        if c.strategy == .fail, let reason = continuedDeferral() {
+          let detail = reason == .continuedProcessingBusy ? "another continued-processing task is running" : reason.explanation
+          throw SchedulerError.immediateRunIneligible.with(identifier: request.identifier, detail: detail)
+        }
       }
       try pending.insert(request, policy: policy)
     } catch {
@@ -321,6 +348,33 @@ struct SimulationEngine: Sendable {
   }
 
   var runningContinued: Int { running.values.reduce(0) { $0 + ($1.request.kind == .continuedProcessing ? 1 : 0) } }
+
+  /// Why a continued-processing request could not start now (a busy slot,
+  /// or the pressure that expires one); nil when it could.
+  func continuedDeferral() -> DeferralReason? {
+    let probe = AnyTaskRequest(ContinuedProcessingTaskRequest(identifier: "", title: "", subtitle: ""))
+    let state = LaunchState(runningContinuedProcessing: runningContinued)
+    return LaunchRules.deferral(for: probe, conditions: currentConditions, state: state, policy: policy)
+  }
+
+  /// Schedules, for each running continued-processing model launch off
+  /// external power, the instant its battery reaches the critical floor,
+  /// where the system expires it (`criticalBattery`); one already below
+  /// expires now. Called at its launch and whenever power or the level changes.
+  mutating func watchBattery() {
+    guard hasBattery, !conditions.isCharging else { return }
+    let floor = policy.discretionaryMinimumBattery
+    for id in running.keys.sorted() {
+      guard let r = running[id], !r.expired, r.request.kind == .continuedProcessing, case .model = r.mode else { continue }
+      let level = batteryLevel
+      if level < floor {
+        expire(launch: r.launch, reason: .criticalBattery)
+      } else if drainPerHour > 0 {
+        let ms = ((level - floor) / drainPerHour * Double(SimulationEngine.hourMs)).rounded(.up)
+        if ms.isFinite && ms < Double(Int64.max / 2) { queue.push(now + max(1, Int64(ms)), .batteryFloor(launch: r.launch)) }
+      }
+    }
+  }
 
   // MARK: - The loop
 
@@ -376,6 +430,12 @@ struct SimulationEngine: Sendable {
       kill(launch: launch)
     case .cpuKill(let launch):
       cpuKill(launch: launch)
+    case .batteryFloor(let launch):
+      // Power or the level may have changed since: decide on the battery now.
+      guard let id = runningID(launch), running[id]?.expired == false, hasBattery, !conditions.isCharging,
+        batteryLevel <= policy.discretionaryMinimumBattery + 1e-9
+      else { return }
+      expire(launch: launch, reason: .criticalBattery)
     }
   }
 
@@ -573,11 +633,18 @@ struct SimulationEngine: Sendable {
         queue.push(run.cpuKillAt!, .cpuKill(launch: n))
       }
       running[id] = run
-      if d <= budget.milliseconds {
+      // A continued-processing model that stops reporting progress expires
+      // the progress timeout after its last report.
+      let stall = request.kind == .continuedProcessing
+        ? behavior.progressStallsAfter.map { $0.milliseconds + policy.continuedProcessingProgressTimeout.milliseconds } : nil
+      if let stall, stall < d, stall < budget.milliseconds {
+        queue.push(now + stall, .expire(launch: n, reason: .noProgress))
+      } else if d <= budget.milliseconds {
         queue.push(now + d, .finish(launch: n, success: success))
       } else {
         queue.push(now + budget.milliseconds, .expire(launch: n, reason: budgetReason))
       }
+      if request.kind == .continuedProcessing { watchBattery() }
     } else if let handler = registry.handlers[id] {
       if let (cut, reason) = interruption(of: request, within: budget), cut < budget {
         budget = cut

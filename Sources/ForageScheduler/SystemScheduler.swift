@@ -124,17 +124,25 @@ public final class SystemScheduler: TaskScheduler, Sendable {
   public func submit(_ request: any TaskRequest) throws(SchedulerError) {
     let wrapped = AnyTaskRequest(request)
     let now = wallClock()
-    let status = conditions.current().backgroundRefreshStatus
+    let current = conditions.current()
+    let status = current.backgroundRefreshStatus
     let result: Result<[AnyTaskRequest], SchedulerError> = state.withLock { s in
       do throws(SchedulerError) {
         try s.registry.checkSubmit(wrapped)
         if wrapped.kind != .continuedProcessing && status != .available {
           throw SchedulerError.unavailable.with(identifier: wrapped.identifier, detail: "background refresh is \(status.rawValue) in the configuration")
         }
-        if case .continuedProcessing(let c) = wrapped, c.strategy == .fail,
-          s.running.values.filter({ $0.kind == .continuedProcessing }).count >= policy.maxConcurrentContinuedProcessingTasks
-        {
-          throw SchedulerError.immediateRunIneligible.with(identifier: wrapped.identifier, detail: "another continued-processing task is running")
+        // A `.fail` continued-processing request that could not start now
+        // (a busy slot, or the pressure that would expire it) is refused,
+        // by the same rule as the simulator's.
+        if case .continuedProcessing(let c) = wrapped, c.strategy == .fail {
+          let running = s.running.values.filter({ $0.kind == .continuedProcessing }).count
+          if let reason = LaunchRules.deferral(
+            for: wrapped, conditions: current, state: LaunchState(runningContinuedProcessing: running), policy: policy)
+          {
+            let detail = reason == .continuedProcessingBusy ? "another continued-processing task is running" : reason.explanation
+            throw SchedulerError.immediateRunIneligible.with(identifier: wrapped.identifier, detail: detail)
+          }
         }
         try s.pending.insert(wrapped, policy: policy)
         s.lastDeferral[wrapped.identifier] = nil

@@ -33,6 +33,50 @@ import ForageTestSupport
     #expect(text.stdout.contains("com.example.crawl"))
   }
 
+  /// Issue 26: a config's continuedProcessing task (the user's "refresh
+  /// now") is forecast with --refresh-now, and the output says what iOS does
+  /// with several refresh tasks.
+  @Test func test_issue26_refreshNow_forecastsTheContinuedTask_andTheNotesSayWhatIOSDoes() throws {
+    let dir = TemporaryDirectory()
+    let config = try dir.write(
+      "forage.json",
+      """
+      {"tasks": [
+         {"id": "prices", "every": "15m", "sources": ["prices"]},
+         {"id": "news", "every": "1h", "sources": ["prices"]},
+         {"id": "refresh-now", "kind": "continuedProcessing", "title": "Refreshing", "sources": ["catalog"]}],
+       "sources": [{"name": "prices", "url": "https://example.com/item/1"},
+                   {"name": "catalog", "url": "https://example.com/"}]}
+      """)
+    let without = try runForage(["simulate", "--config", config, "--days", "3", "--seed", "1"])
+    #expect(without.status == 0, "\(without.stderr)")
+    #expect(without.stdout.contains("On iOS:\n- iOS keeps one pending refresh request per app: the 2 appRefresh tasks (prices, news)"))
+    #expect(without.stdout.contains("refresh-now (continuedProcessing) runs only when the user starts it from the app"))
+    #expect(!without.stderr.contains("news"), "the second refresh task is not refused: \(without.stderr)")
+
+    let tapped = try runForage(["simulate", "--config", config, "--days", "3", "--seed", "1", "--refresh-now", "1", "--json"])
+    #expect(tapped.status == 0, "\(tapped.stderr)")
+    let json = try #require(try JSONSerialization.jsonObject(with: Data(tapped.stdout.utf8)) as? [String: Any])
+    let notes = try #require(json["iOSNotes"] as? [String])
+    #expect(notes.contains { $0.hasPrefix("refresh-now (continuedProcessing) was started by the user at 100% of app opens") })
+    let forecast = try #require(json["forecast"] as? [String: Any])
+    let sources = try #require(forecast["sources"] as? [[String: Any]])
+    let catalog = try #require(sources.first { $0["source"] as? String == "catalog" })
+    #expect((catalog["refreshes"] as? Int ?? 0) > 0, "\(catalog)")
+
+    let spread = try runForage(["simulate", "--config", config, "--days", "3", "--seeds", "2", "--refresh-now", "0.5"])
+    #expect(spread.status == 0, "\(spread.stderr)")
+    #expect(spread.stdout.contains("On iOS:"))
+
+    let bad = try runForage(["simulate", "--config", config, "--refresh-now", "2"])
+    #expect(bad.status == 2)
+    #expect(bad.stderr.contains("--refresh-now expects a share of app opens from 0 to 1"), "\(bad.stderr)")
+    let plain = try dir.write("plain.json", SimulateCommandTests.config)
+    let none = try runForage(["simulate", "--config", plain, "--refresh-now", "1"])
+    #expect(none.status == 2)
+    #expect(none.stderr.contains("--refresh-now starts the config's continuedProcessing tasks"), "\(none.stderr)")
+  }
+
   /// Issue 14: a refresh budget past 30 s is clamped, and the command says so
   /// on standard error without refusing the config.
   @Test func test_issue14_longRefreshBudget_isAWarning_notAnError() throws {

@@ -176,6 +176,7 @@ import Testing
       }
     }
     s.finishLaunching()
+    s.device.openApp()  // submitted from the user's action in the app
     try s.submit(ContinuedProcessingTaskRequest(identifier: "com.example.export.job", title: "Export", subtitle: "4 files"))
     await s.advance(by: .seconds(1))
     #expect(progress.all == [0.25, 0.5, 0.75, 1])
@@ -190,6 +191,7 @@ import Testing
       while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(2)) }
     }
     s.finishLaunching()
+    s.device.openApp()
     try s.submit(ContinuedProcessingTaskRequest(identifier: "com.example.export.silent", title: "Export", subtitle: ""))
     await s.advance(by: .seconds(1))
     let expired = try #require(s.trace.events(for: "com.example.export.silent").first { $0.kind == .expired })

@@ -127,9 +127,14 @@ import Testing
       charging.isCharging = true
       #expect(LaunchRules.deferral(for: request, conditions: charging, state: LaunchState(), policy: .server) == nil)
     }
+    // Issue 26: the pressure that expires a running continued-processing
+    // task also keeps one from starting (it waits with `.queue`).
     let continued = AnyTaskRequest(ContinuedProcessingTaskRequest(identifier: "c", title: "Export", subtitle: ""))
     #expect(LaunchRules.deferral(
-      for: continued, conditions: DeviceConditions(isCharging: false, batteryLevel: 0.05), state: LaunchState(), policy: .server) == nil)
+      for: continued, conditions: DeviceConditions(isCharging: false, batteryLevel: 0.05), state: LaunchState(), policy: .server)
+      == .criticalBattery)
+    #expect(LaunchRules.deferral(
+      for: continued, conditions: DeviceConditions(isCharging: true, batteryLevel: 0.05), state: LaunchState(), policy: .server) == nil)
 
     // A refresh on a device at 15 % waits for the charger.
     let s = scripted(

@@ -83,6 +83,7 @@ import Testing
     let s = scripted()
     s.register("com.example.export.a", model: ModelBehavior(duration: .constant(.seconds(600))))
     s.register("com.example.export.b", model: ModelBehavior())
+    s.device.openApp(for: .seconds(1800))  // submitted from the user's action in the app
     try s.submit(ContinuedProcessingTaskRequest(identifier: "com.example.export.a", title: "Export", subtitle: ""))
     await s.advance(by: .seconds(1))
     #expect(s.runningIdentifiers == ["com.example.export.a"])

@@ -9,7 +9,7 @@ import Testing
 
 /// Issue 14: a task's CPU and transfer in the config, how the simulator
 /// uses them (the CPU monitor, the cellular data budget), and a
-/// continued-processing task that is refused rather than run as processing.
+/// continued-processing task that is never run as processing.
 @Suite struct SimulatorResourceTests {
   static func parse(_ tasks: String) throws -> ForageConfig {
     try ForageConfig.parse(Array("""
@@ -45,34 +45,26 @@ import Testing
 
   // MARK: - Continued processing
 
-  @Test func test_continuedProcessingDefinition_isRefused_notSubmittedAsProcessing() async throws {
+  /// Issue 14 refused the kind rather than run it as processing; issue 26
+  /// runs it as itself: a continued-processing request, never scheduled.
+  @Test func test_continuedProcessingDefinition_isNeverScheduled_norSubmittedAsProcessing() async throws {
     let task = TaskDefinition(id: "com.example.export", kind: .continuedProcessing, sources: ["s"])
-    #expect(throws: SchedulerError.unsupportedTaskKind) {
-      _ = try TaskRunner.request(for: task, earliestBeginDate: nil)
-    }
-    do {
-      _ = try TaskRunner.request(for: task, earliestBeginDate: nil)
-    } catch {
-      #expect(error.identifier == "com.example.export")
-      #expect("\(error)".contains("starts only from a user action in the foreground"), "\(error)")
-    }
+    let request = try #require(try TaskRunner.request(for: task, earliestBeginDate: nil) as? ContinuedProcessingTaskRequest)
+    #expect(request.identifier == "com.example.export" && request.title == "com.example.export" && request.strategy == .queue)
     let config = ForageConfig(tasks: [task], sources: [Source(name: "s", url: "https://example.com/")])
-    await #expect(throws: SchedulerError.unsupportedTaskKind) {
-      _ = try await Engine.simulate(config: config, store: nil, profile: .commuter, days: 1)
-    }
-    await #expect(throws: SchedulerError.unsupportedTaskKind) {
-      _ = try await Engine.simulate(config: config, store: nil, profile: .commuter, days: 1, seeds: [1, 2])
-    }
-    // A scheduler never sees it as a processing request.
+    // Without the user's "refresh now", a forecast never runs it.
+    let result = try await Engine.simulate(config: config, store: nil, profile: .commuter, days: 1)
+    #expect(result.trace.count(.submitted, identifier: "com.example.export") == 0)
+    #expect(result.trace.count(.launched) == 0)
+    _ = try await Engine.simulate(config: config, store: nil, profile: .commuter, days: 1, seeds: [1, 2])
+    // Nothing submits it on a schedule.
     let scheduler = SimulatedScheduler(device: .chargingOnWiFi)
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
     let runner = TaskRunner(config: config, store: store, transport: Engine.defaultTransport())
     runner.register(on: scheduler)
     scheduler.finishLaunching()
-    await #expect(throws: SchedulerError.unsupportedTaskKind) {
-      try await runner.submitAll(to: scheduler, now: scheduler.now)
-    }
+    try await runner.submitAll(to: scheduler, now: scheduler.now)
     #expect(await scheduler.pendingTaskRequests().isEmpty)
     try await store.close()
   }

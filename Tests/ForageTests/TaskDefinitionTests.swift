@@ -24,17 +24,16 @@ import Testing
   }
 
   /// Issue 14: `continuedProcessing` silently became a processing request.
-  @Test func test_issue14_continuedProcessingKind_isRefusedWithAClearMessage() {
-    #expect {
-      _ = try ForageConfig.parse(Array(#"""
-        {"tasks": [{"id": "a", "kind": "continuedProcessing", "sources": ["s"]}],
-         "sources": [{"name": "s", "url": "https://example.com/"}]}
-        """#.utf8))
-    } throws: { error in
-      let problems = (error as? ConfigError)?.problems ?? []
-      return problems.count == 1 && problems[0].path == "tasks[0].kind"
-        && problems[0].message.hasPrefix("continuedProcessing is not supported in a config: iOS starts such a task only from a user action")
-    }
+  /// Issue 26: the config reads it as what it is, the user's "refresh now".
+  @Test func test_issue14_continuedProcessingKind_isReadAsItself_neverAsProcessing() throws {
+    let config = try ForageConfig.parse(Array(#"""
+      {"tasks": [{"id": "a", "kind": "continuedProcessing", "title": "Refreshing", "sources": ["s"]}],
+       "sources": [{"name": "s", "url": "https://example.com/"}]}
+      """#.utf8))
+    #expect(config.tasks[0].kind == .continuedProcessing)
+    let request = try TaskRunner.request(for: config.tasks[0], earliestBeginDate: nil)
+    #expect(request.kind == .continuedProcessing)
+    #expect(request is ContinuedProcessingTaskRequest)
   }
 
   /// Issue 14: `"budget": "10m"` ran a refresh 51 s without expiry. The

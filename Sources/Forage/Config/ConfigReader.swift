@@ -191,7 +191,10 @@ struct ConfigReader {
     "userAgent", "concurrency", "perHostConcurrency", "perHostDelay", "adaptiveDelay", "timeout", "connectTimeout",
     "maxBodySize", "robotsTxt", "retries", "headers", "headersFromEnv", "secretOrigins", "cookies",
   ]
-  static let taskKeys = ["id", "kind", "every", "budget", "requiresNetwork", "requiresExternalPower", "sources", "cpu", "transfer"]
+  static let taskKeys = [
+    "id", "kind", "every", "budget", "requiresNetwork", "requiresExternalPower", "sources", "cpu", "transfer",
+    "title", "subtitle", "strategy",
+  ]
   static let sourceKeys = [
     "name", "url", "urls", "feed", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly", "charset",
     "notifyWhen", "notifyVia", "history", "sitemap", "sitemapFilter", "downloadEnclosures", "download",
@@ -303,22 +306,11 @@ struct ConfigReader {
     }
     var kind = TaskKind.appRefresh
     if let k = string(m["kind"], at: join(path, "kind")) {
-      let kinds: [TaskKind] = [.appRefresh, .processing]
-      if let parsed = TaskKind(rawValue: k), kinds.contains(parsed) {
+      if let parsed = TaskKind(rawValue: k) {
         kind = parsed
-      } else if k == TaskKind.continuedProcessing.rawValue {
-        // Refused rather than run as something else: iOS starts one only
-        // from a user action in the foreground, shows its progress and ends
-        // it when progress stops (BGContinuedProcessingTaskRequest), none of
-        // which a config's schedule can express.
-        problem(
-          join(path, "kind"),
-          "continuedProcessing is not supported in a config: iOS starts such a task only from a user action "
-            + "in the foreground and ends it when it stops reporting progress, so it cannot run on a schedule; "
-            + "use \"processing\" (or SimulatedScheduler's continued-processing requests from code)")
       } else {
-        let hint = ConfigReader.closest(to: k, in: kinds.map(\.rawValue)).map { " (did you mean \"\($0)\"?)" } ?? ""
-        problem(join(path, "kind"), "unknown task kind \"\(k)\"\(hint); expected appRefresh or processing")
+        let hint = ConfigReader.closest(to: k, in: TaskKind.allCases.map(\.rawValue)).map { " (did you mean \"\($0)\"?)" } ?? ""
+        problem(join(path, "kind"), "unknown task kind \"\(k)\"\(hint); expected appRefresh, processing or continuedProcessing")
       }
     }
     let sources = strings(m["sources"], at: join(path, "sources")) ?? []
@@ -348,7 +340,50 @@ struct ConfigReader {
     // monitor; 64 cores is far past any phone.
     task.cpu = number(m["cpu"], at: join(path, "cpu"), in: 0...64)
     task.transfer = size(m["transfer"], at: join(path, "transfer")).map(Int64.init)
+    continuedSettings(m, at: path, into: &task)
     return task
+  }
+
+  /// The keys of a `continuedProcessing` task (the user's "refresh now"):
+  /// its title, subtitle and strategy; it has no schedule (`every`) and none
+  /// of a processing task's requirements. Other kinds refuse those keys.
+  mutating func continuedSettings(_ m: [String: JSONValue], at path: String, into task: inout TaskDefinition) {
+    let own = ["title", "subtitle", "strategy"]
+    guard task.kind == .continuedProcessing else {
+      for key in own where m[key] != nil {
+        problem(join(path, key), "applies to continuedProcessing tasks only (this task is \(task.kind.rawValue))")
+      }
+      return
+    }
+    if m["every"] != nil {
+      problem(
+        join(path, "every"),
+        "a continuedProcessing task runs when the user starts it (iOS starts one only from a user action in the app), "
+          + "never on a schedule: remove \"every\"")
+    }
+    for key in ["requiresNetwork", "requiresExternalPower"] where m[key] != nil {
+      problem(join(path, key), "does not apply to a continuedProcessing task: the user started it, so it runs as it is")
+    }
+    if let title = string(m["title"], at: join(path, "title")) {
+      if title.trimmingCharacters(in: .whitespaces).isEmpty {
+        problem(join(path, "title"), "must not be empty: the system shows it while the task runs")
+      }
+      task.title = title
+    } else if m["title"] == nil {
+      problem(join(path, "title"), "missing: a continuedProcessing task needs the title the system shows while it runs")
+    }
+    task.subtitle = string(m["subtitle"], at: join(path, "subtitle"))
+    if let text = string(m["strategy"], at: join(path, "strategy")) {
+      if let strategy = ContinuedProcessingTaskRequest.SubmissionStrategy(rawValue: text) {
+        task.strategy = strategy
+      } else {
+        let hint = ConfigReader.closest(to: text, in: ["fail", "queue"]).map { " (did you mean \"\($0)\"?)" } ?? ""
+        problem(
+          join(path, "strategy"),
+          "unknown strategy \"\(text)\"\(hint); expected \"queue\" (wait until the task can start) "
+            + "or \"fail\" (refuse to start it when it cannot start at once)")
+      }
+    }
   }
 
   mutating func source(_ v: JSONValue, at path: String) -> Source? {

@@ -51,11 +51,20 @@ extension FetchSettings {
 
 extension TaskDefinition {
   var jsonValue: JSONValue {
-    var m: [(key: String, value: JSONValue)] = [
-      ("id", .string(id)), ("kind", .string(kind.rawValue)), ("every", .string(Units.format(every))),
-      ("budget", .string(Units.format(budget))), ("requiresNetwork", .bool(requiresNetwork)),
-      ("requiresExternalPower", .bool(requiresExternalPower)), ("sources", .array(sources.map(JSONValue.string))),
-    ]
+    var m: [(key: String, value: JSONValue)] = [("id", .string(id)), ("kind", .string(kind.rawValue))]
+    if kind == .continuedProcessing {
+      // The user starts it: no schedule, no requirements.
+      m.append(("budget", .string(Units.format(budget))))
+      m.append(("title", .string(title ?? id)))
+      if let subtitle { m.append(("subtitle", .string(subtitle))) }
+      m.append(("strategy", .string(strategy.rawValue)))
+    } else {
+      m += [
+        ("every", .string(Units.format(every))), ("budget", .string(Units.format(budget))),
+        ("requiresNetwork", .bool(requiresNetwork)), ("requiresExternalPower", .bool(requiresExternalPower)),
+      ]
+    }
+    m.append(("sources", .array(sources.map(JSONValue.string))))
     if let cpu { m.append(("cpu", .number(cpu))) }
     if let transfer { m.append(("transfer", .number(Double(transfer)))) }
     return .object(m)

@@ -5,10 +5,16 @@ import ForageScheduler
 ///     TaskDefinition(id: "com.example.refresh", kind: .appRefresh, every: .seconds(900),
 ///                    budget: .seconds(30), sources: ["prices"])
 ///
-/// Only `appRefresh` and `processing` tasks can be scheduled: a task whose
-/// kind is `continuedProcessing` is refused when submitted
-/// (`SchedulerError.unsupportedTaskKind`), since iOS starts one only from a
-/// user action in the foreground.
+/// `appRefresh` and `processing` tasks are scheduled. A `continuedProcessing`
+/// task is the user's "refresh now": iOS starts one only from a user action
+/// in the foreground (`BGContinuedProcessingTaskRequest`, with ``title``,
+/// ``subtitle`` and ``strategy``), so nothing submits it on a schedule; an app
+/// submits ``TaskRunner/request(for:earliestBeginDate:)`` from the user's
+/// action, `forage run --task ID` runs it once, and `forage simulate
+/// --refresh-now` forecasts it.
+///
+///     TaskDefinition(id: "com.example.refresh-now", kind: .continuedProcessing, sources: ["prices"],
+///                    title: "Refreshing prices", subtitle: "Every shop")
 public struct TaskDefinition: Sendable, Hashable {
   /// The task identifier (as in BGTaskSchedulerPermittedIdentifiers).
   public var id: String
@@ -37,13 +43,25 @@ public struct TaskDefinition: Sendable, Hashable {
   /// The bytes a launch transfers, for the simulator's cellular data budget
   /// when the store has no runs of the task to average. `nil`: unknown.
   public var transfer: Int64?
+  /// For a `continuedProcessing` task: the title the system shows while it
+  /// runs (the task's id when nil).
+  public var title: String?
+  /// For a `continuedProcessing` task: the subtitle shown under the title.
+  public var subtitle: String?
+  /// For a `continuedProcessing` task: what happens when it cannot start at
+  /// once (Apple's default, `.queue`: it waits; `.fail`: the submission fails).
+  public var strategy: ContinuedProcessingTaskRequest.SubmissionStrategy
 
   /// A task; `budget` defaults to the kind's.
   public init(
     id: String, kind: TaskKind = .appRefresh, every: Duration = .seconds(900),
     budget: Duration? = nil, requiresNetwork: Bool = true, requiresExternalPower: Bool = false,
-    sources: [String], cpu: Double? = nil, transfer: Int64? = nil
+    sources: [String], cpu: Double? = nil, transfer: Int64? = nil,
+    title: String? = nil, subtitle: String? = nil, strategy: ContinuedProcessingTaskRequest.SubmissionStrategy = .queue
   ) {
+    self.title = title
+    self.subtitle = subtitle
+    self.strategy = strategy
     self.id = id
     self.kind = kind
     self.every = every

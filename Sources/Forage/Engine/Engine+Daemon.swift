@@ -10,7 +10,8 @@ public enum DaemonEvent: Sendable {
   /// That file could not be read; tasks without a pending request are
   /// submitted anew.
   case pendingFileNotImported(path: String, reason: String)
-  /// Every task has a pending request; the daemon is running.
+  /// Every scheduled task (all but `continuedProcessing` ones) has a
+  /// pending request; the daemon is running.
   case scheduled(tasks: Int)
   /// A launch ended: its plan (what ran, what waited and why) and summary
   /// (nil when the job failed).
@@ -40,6 +41,11 @@ extension Engine {
   ///     daemon.cancel()            // running launches expire and save their place
   ///     try await daemon.value
   ///     try await engine.close()
+  ///
+  /// Several `appRefresh` tasks run as separate tasks, each with its own
+  /// pending request (iOS keeps one per app; the Apple adapter shares it). A
+  /// `continuedProcessing` task is never scheduled: the user starts it
+  /// (`forage run --task ID` runs it once).
   ///
   /// Pending requests are kept in the store, so a restarted daemon keeps its
   /// schedule; claims left by a killed daemon go back to the queue first.
@@ -82,7 +88,7 @@ extension Engine {
       }
     }
     let scheduler = SystemScheduler(
-      policy: runner.policy(.server), conditions: conditions, persistence: pending,
+      policy: Engine.separateRefreshTasks(runner.policy(.server), config), conditions: conditions, persistence: pending,
       permittedIdentifiers: config.tasks.map(\.id), log: log)
     // Claims left by a killed daemon go back to the queue, once: from now on
     // launches of different tasks run side by side. So do its notifications:
@@ -97,7 +103,7 @@ extension Engine {
       try? await pending.flush()
       throw error
     }
-    events(.scheduled(tasks: config.tasks.count))
+    events(.scheduled(tasks: config.tasks.filter { $0.kind != .continuedProcessing }.count))
     // Between launches, the daemon delivers what is due (retries, what a
     // launch had no time for) and keeps the history within its retention.
     let upkeep = Task { await self.upkeep(events: events) }

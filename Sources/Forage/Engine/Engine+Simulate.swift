@@ -39,20 +39,23 @@ extension Engine {
   ///     launch starts (a demo site can show that moment's pages).
   ///   - progress: in live mode, called as a launch's job commits, with the
   ///     task and its running totals.
-  /// - Throws: `SchedulerError.unsupportedTaskKind` for a
-  ///   `continuedProcessing` task (it cannot run on a schedule); store
-  ///   errors (live mode only).
+  ///   - refreshNow: the share of app opens (0 to 1) at which the user taps
+  ///     "refresh now", submitting the config's `continuedProcessing` tasks;
+  ///     nil: the user never does, and those tasks never run.
+  /// - Throws: store errors (live mode only).
   public static func simulate(
     config: ForageConfig, store: (any Store)?, profile: DeviceProfile, days: Double, seed: UInt64 = 0,
     live: Bool = false, transport: (any Transport)? = nil, log: SchedulerLog = .silent,
     launchStarts: (@Sendable (Date) -> Void)? = nil,
-    progress: (@Sendable (TaskDefinition, RunSummary) -> Void)? = nil
+    progress: (@Sendable (TaskDefinition, RunSummary) -> Void)? = nil,
+    refreshNow: Double? = nil
   ) async throws -> SimulationResult {
     let requests = try schedulableRequests(config)
     guard live, let store else {
       let recorded = await Recorded(store, tasks: config.tasks)
       return await simulateModel(
-        config: config, requests: requests, recorded: recorded, profile: profile, days: days, seed: seed, log: log)
+        config: config, requests: requests, recorded: recorded, profile: profile, days: days, seed: seed, log: log,
+        refreshNow: refreshNow)
     }
     let scheduler = simulatedScheduler(config: config, profile: profile, seed: seed)
     try await store.releaseClaims(owner: nil)
@@ -79,7 +82,7 @@ extension Engine {
         try await runner.launch(task, background, scheduler: scheduler, now: now)
       }
     }
-    await run(scheduler, requests: requests, config: config, days: days, log: log)
+    await run(scheduler, requests: requests, config: config, days: days, log: log, refreshNow: refreshNow)
     return result(scheduler, config: config, profile: profile, seed: seed, live: true)
   }
 
@@ -93,11 +96,11 @@ extension Engine {
   ///     let spread = try await Engine.simulate(config: config, store: nil, profile: .rarelyUsed, days: 365, seeds: Array(1...20))
   ///     print(spread)
   ///
-  /// - Throws: `SchedulerError.unsupportedTaskKind` for a
-  ///   `continuedProcessing` task.
+  /// - Parameter refreshNow: as for one seed: the share of app opens at
+  ///   which the user starts the `continuedProcessing` tasks.
   public static func simulate(
     config: ForageConfig, store: (any Store)?, profile: DeviceProfile, days: Double, seeds: [UInt64],
-    log: SchedulerLog = .silent
+    log: SchedulerLog = .silent, refreshNow: Double? = nil
   ) async throws -> ForecastDistribution {
     let requests = try schedulableRequests(config)
     let recorded = await Recorded(store, tasks: config.tasks)
@@ -111,7 +114,8 @@ extension Engine {
         next += 1
         group.addTask {
           let result = await simulateModel(
-            config: config, requests: requests, recorded: recorded, profile: profile, days: days, seed: seed, log: log)
+            config: config, requests: requests, recorded: recorded, profile: profile, days: days, seed: seed, log: log,
+            refreshNow: refreshNow)
           return (i, result.forecast)
         }
       }
@@ -124,8 +128,8 @@ extension Engine {
     return ForecastDistribution(seeds: seeds, forecasts: forecasts.compactMap { $0 })
   }
 
-  /// The request of every task, or the error of the first that cannot be
-  /// scheduled (a `continuedProcessing` task).
+  /// The request of every task (a `continuedProcessing` task's is submitted
+  /// only when the user starts it), or the error of the first that has none.
   static func schedulableRequests(_ config: ForageConfig) throws(SchedulerError) -> [any TaskRequest] {
     var requests: [any TaskRequest] = []
     for task in config.tasks { requests.append(try TaskRunner.request(for: task, earliestBeginDate: nil)) }
@@ -134,35 +138,53 @@ extension Engine {
 
   static func simulatedScheduler(config: ForageConfig, profile: DeviceProfile, seed: UInt64) -> SimulatedScheduler {
     SimulatedScheduler(
-      device: profile, policy: TaskRunner.policy(SchedulingPolicy(), for: config),
+      device: profile, policy: separateRefreshTasks(TaskRunner.policy(SchedulingPolicy(), for: config), config),
       seed: seed, permittedIdentifiers: config.tasks.map(\.id), log: .silent)
+  }
+
+  /// `policy` with room for one pending request per `appRefresh` task of
+  /// the config: the daemon and the simulator run several refresh tasks as
+  /// separate tasks (on iOS, which keeps one pending refresh request per
+  /// app, the Apple adapter serves them through one; see ``iOSNotes(for:refreshNow:)``).
+  static func separateRefreshTasks(_ policy: SchedulingPolicy, _ config: ForageConfig) -> SchedulingPolicy {
+    var p = policy
+    p.maxPendingAppRefreshRequests = max(p.maxPendingAppRefreshRequests, config.tasks.filter { $0.kind == .appRefresh }.count)
+    return p
   }
 
   /// One model-mode run: no store access, no real work.
   static func simulateModel(
     config: ForageConfig, requests: [any TaskRequest], recorded: Recorded, profile: DeviceProfile, days: Double,
-    seed: UInt64, log: SchedulerLog
+    seed: UInt64, log: SchedulerLog, refreshNow: Double? = nil
   ) async -> SimulationResult {
     let scheduler = simulatedScheduler(config: config, profile: profile, seed: seed)
     for task in config.tasks {
       scheduler.register(
         task.id,
         model: ModelBehavior(
-          duration: recorded.durations[task.id] ?? defaultDuration(task.kind), resubmitAfter: task.every,
+          duration: recorded.durations[task.id] ?? defaultDuration(task.kind),
+          resubmitAfter: task.kind == .continuedProcessing ? nil : task.every,
           sources: task.sources, cpuShare: task.cpu, bytesPerLaunch: recorded.transfers[task.id] ?? task.transfer))
     }
-    await run(scheduler, requests: requests, config: config, days: days, log: log)
+    await run(scheduler, requests: requests, config: config, days: days, log: log, refreshNow: refreshNow)
     return result(scheduler, config: config, profile: profile, seed: seed, live: false)
   }
 
-  /// Submits every task's request and runs the days.
+  /// Submits every task's request and runs the days; a
+  /// `continuedProcessing` task is submitted when the user opens the app,
+  /// at `refreshNow` of the opens.
   static func run(
-    _ scheduler: SimulatedScheduler, requests: [any TaskRequest], config: ForageConfig, days: Double, log: SchedulerLog
+    _ scheduler: SimulatedScheduler, requests: [any TaskRequest], config: ForageConfig, days: Double, log: SchedulerLog,
+    refreshNow: Double? = nil
   ) async {
     scheduler.finishLaunching()
     // As every guide does: submit when the app enters the background, and
     // once at the start.
     for (task, request) in zip(config.tasks, requests) {
+      if task.kind == .continuedProcessing {
+        if let refreshNow { scheduler.submitWhenOpeningApp(request, share: refreshNow) }
+        continue
+      }
       scheduler.submitWhenEnteringBackground(request, earliestBeginAfter: task.every, replacingPending: false)
       do { try scheduler.submit(request) } catch { log.write("\(task.id): \(error)") }
     }
@@ -178,6 +200,38 @@ extension Engine {
       profile: profile.name, seed: seed, live: live,
       forecast: FreshnessForecast(trace: trace, sources: taskSources, refreshOnOpen: profile.refreshOnOpen ?? false),
       trace: trace)
+  }
+
+  /// What iOS does differently from the simulation with this config, for
+  /// `forage simulate` to say: several `appRefresh` tasks share one pending
+  /// request there; a `continuedProcessing` task runs only when the user
+  /// starts it (`refreshNow`, the share of opens).
+  public static func iOSNotes(for config: ForageConfig, refreshNow: Double?) -> [String] {
+    var notes: [String] = []
+    let refresh = config.tasks.filter { $0.kind == .appRefresh }
+    if refresh.count > 1 {
+      let ids = refresh.map(\.id).joined(separator: ", ")
+      notes.append(
+        "iOS keeps one pending refresh request per app: the \(refresh.count) appRefresh tasks (\(ids)) run here as separate "
+          + "tasks; in the app, ForageBackgroundTasks serves them through one request, due at the soonest of their next "
+          + "due times, whose launch runs every one of them that is due: there they come due together and share each "
+          + "launch's budget (about 30s).")
+    }
+    for task in config.tasks where task.kind == .continuedProcessing {
+      if let share = refreshNow {
+        let percent = Int((share * 100).rounded())
+        notes.append(
+          "\(task.id) (continuedProcessing) was started by the user at \(percent)% of app opens: it starts at once while the "
+            + "app is open (\(task.strategy == .fail ? "or fails, strategy fail, when it cannot" : "or waits, strategy queue, when it cannot")), "
+            + "goes on in the background until done, and the system expires it when it stops reporting progress, "
+            + "the device gets critically hot or its battery critically low.")
+      } else {
+        notes.append(
+          "\(task.id) (continuedProcessing) runs only when the user starts it from the app: not forecast; "
+            + "give --refresh-now SHARE (the share of app opens at which the user taps it) to include it.")
+      }
+    }
+    return notes
   }
 
   /// The model's launch duration for a task with no recorded runs.

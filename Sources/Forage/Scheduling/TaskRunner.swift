@@ -82,24 +82,43 @@ public struct TaskRunner: Sendable {
     }
   }
 
-  /// Submits a request for every task that has none pending, due at `now`.
+  /// Submits a request for every scheduled task that has none pending, due
+  /// at `now`. A `continuedProcessing` task is left out: the user starts it
+  /// (``startNow(_:on:)`` from their action).
   ///
   /// - Throws: `SchedulerError` from the scheduler (not permitted, too many
   ///   pending requests…).
   public func submitAll(to scheduler: any TaskScheduler, now: Date) async throws {
     let pending = Set(await scheduler.pendingTaskRequests().map(\.identifier))
-    for task in config.tasks where !pending.contains(task.id) {
+    for task in config.tasks where task.kind != .continuedProcessing && !pending.contains(task.id) {
       try scheduler.submit(TaskRunner.request(for: task, earliestBeginDate: now))
     }
   }
 
-  /// The request that schedules `task`.
+  /// Submits the `continuedProcessing` task `id` now: the user's "refresh
+  /// now", called from their action while the app is in the foreground.
+  /// Its launch reports progress (sources done) and runs until its sources
+  /// are refreshed, its budget ends or the system expires it.
   ///
-  /// - Throws: `SchedulerError.unsupportedTaskKind` for a
-  ///   `continuedProcessing` task: iOS starts one only from a user action
-  ///   in the foreground, shows its progress and ends it when progress
-  ///   stops, which a schedule cannot express; it is refused rather than
-  ///   submitted as a processing request.
+  ///     Button("Refresh now") { try? runner.startNow("com.example.refresh-now", on: scheduler) }
+  ///
+  /// - Throws: `SchedulerError.unsupportedTaskKind` when `id` names no
+  ///   `continuedProcessing` task of the config; the scheduler's errors
+  ///   (`immediateRunIneligible` for a `.fail` strategy that cannot start).
+  public func startNow(_ id: String, on scheduler: any TaskScheduler) throws(SchedulerError) {
+    guard let task = config.tasks.first(where: { $0.id == id && $0.kind == .continuedProcessing }) else {
+      throw SchedulerError.unsupportedTaskKind.with(identifier: id, detail: "the config has no continuedProcessing task \"\(id)\"")
+    }
+    try scheduler.submit(TaskRunner.request(for: task, earliestBeginDate: nil))
+  }
+
+  /// The request that schedules `task`: for a `continuedProcessing` task, a
+  /// ``ContinuedProcessingTaskRequest`` with its title, subtitle and
+  /// strategy (never a processing request), to submit from the user's action.
+  ///
+  /// - Throws: never for the three kinds of ``TaskKind``; typed so that a
+  ///   kind a scheduler cannot express can be refused
+  ///   (`SchedulerError.unsupportedTaskKind`).
   public static func request(for task: TaskDefinition, earliestBeginDate: Date?) throws(SchedulerError) -> any TaskRequest {
     switch task.kind {
     case .appRefresh:
@@ -109,10 +128,8 @@ public struct TaskRunner: Sendable {
         identifier: task.id, earliestBeginDate: earliestBeginDate,
         requiresNetworkConnectivity: task.requiresNetwork, requiresExternalPower: task.requiresExternalPower)
     case .continuedProcessing:
-      throw SchedulerError.unsupportedTaskKind.with(
-        identifier: task.id,
-        detail: "a continuedProcessing task starts only from a user action in the foreground and must report progress, "
-          + "so it cannot be submitted on a schedule; use processing, or submit a ContinuedProcessingTaskRequest from the user's action")
+      return ContinuedProcessingTaskRequest(
+        identifier: task.id, title: task.title ?? task.id, subtitle: task.subtitle ?? "", strategy: task.strategy)
     }
   }
 
@@ -133,11 +150,16 @@ public struct TaskRunner: Sendable {
 
   /// One launch: resubmit, plan, run the job, report what was refreshed.
   func launch(_ task: TaskDefinition, _ background: BackgroundTask, scheduler: any TaskScheduler, now: Date) async throws {
-    // Resubmit first: if this launch is killed, the next one is still scheduled.
-    do {
-      try scheduler.submit(TaskRunner.request(for: task, earliestBeginDate: now.addingTimeInterval(task.every.seconds)))
-    } catch {
-      log.write("cannot resubmit \(task.id): \(error)")
+    // Resubmit first: if this launch is killed, the next one is still
+    // scheduled. A continued-processing task has no schedule: the user
+    // starts each launch.
+    let continued = task.kind == .continuedProcessing
+    if !continued {
+      do {
+        try scheduler.submit(TaskRunner.request(for: task, earliestBeginDate: now.addingTimeInterval(task.every.seconds)))
+      } catch {
+        log.write("cannot resubmit \(task.id): \(error)")
+      }
     }
     // In a fleet, one daemon runs each due launch: the others skip it (their
     // next request is already submitted, so the schedule goes on).
@@ -163,11 +185,29 @@ public struct TaskRunner: Sendable {
     let job = Job(config: config, store: store, transport: transport, notifier: notifier, now: dates)
     do {
       let progress = self.progress
+      // A continued-processing launch shows its progress in pages, after
+      // each commit (which also keeps it from expiring for want of progress
+      // while pages come in).
+      let known = TaskRunner.knownPages(plan.sources.compactMap { config.source(named: $0) })
+      @Sendable func reportPages(_ summary: RunSummary, done: Bool) {
+        let p = TaskRunner.pageProgress(summary, knownPages: known, finished: done)
+        background.updateProgress(completedUnitCount: p.completedUnitCount, totalUnitCount: p.totalUnitCount)
+      }
+      if continued { reportPages(RunSummary(), done: false) }
+      let report: (@Sendable (RunSummary) -> Void)?
+      switch (progress, continued) {
+      case (nil, false): report = nil
+      case (let progress, _):
+        report = { @Sendable summary in
+          if continued { reportPages(summary, done: false) }
+          progress?(task, summary)
+        }
+      }
       let summary = try await job.run(
         sources: plan.sources, task: task.id, budget: background.remainingBudget,
         concurrencyLimit: plan.concurrencyLimit, recoveringClaims: false,
-        conditions: LaunchConditions(background.conditions),
-        progress: progress.map { report in { @Sendable summary in report(task, summary) } })
+        conditions: LaunchConditions(background.conditions), progress: report)
+      if continued { reportPages(summary, done: !summary.stoppedByBudget) }
       let refreshed = TaskRunner.refreshedSources(summary)
       background.reportRefreshed(sources: refreshed)
       // A processing task has minutes: the maintenance step (pruning the
@@ -196,6 +236,27 @@ public struct TaskRunner: Sendable {
 }
 
 extension TaskRunner {
+  /// A continued-processing launch's progress, in pages: those done so far
+  /// (answered or failed) of the pages known. `knownPages` is the launch's
+  /// start URLs when none of its sources crawls or reads a sitemap, else 0:
+  /// a crawl finds its pages as it goes, so the total is unknown (0, an
+  /// indeterminate bar) until the launch ends, when it is the pages done.
+  ///
+  ///     TaskRunner.pageProgress(summary, knownPages: 0, finished: false)   // 37 of unknown
+  public static func pageProgress(_ summary: RunSummary, knownPages: Int64, finished: Bool) -> TaskProgress {
+    let done = Int64(summary.pagesFetched + summary.pagesNotModified + summary.pagesFresh + summary.pagesFailed)
+    let total = finished ? done : knownPages > 0 ? max(knownPages, done) : 0
+    return TaskProgress(completedUnitCount: done, totalUnitCount: total)
+  }
+
+  /// The pages a launch of `sources` will fetch, when they are known in
+  /// advance (every source is a list of URLs); 0 when a source crawls or
+  /// reads a sitemap.
+  static func knownPages(_ sources: [Source]) -> Int64 {
+    guard sources.allSatisfy({ $0.crawl == nil && $0.sitemap == nil }) else { return 0 }
+    return Int64(sources.reduce(0) { $0 + $1.urls.count })
+  }
+
   /// The sources a launch actually brought up to date: those whose crawl
   /// completed in the launch with at least one page answered (fetched, not
   /// modified, or still fresh). A source whose every page failed (an
