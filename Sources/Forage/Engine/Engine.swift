@@ -121,10 +121,13 @@ public struct Engine: Sendable {
   ///
   /// - Throws: `EngineError.unknownSource` when the store holds no such
   ///   source (nothing is written); store errors.
+  ///
+  /// - Parameter csvFormulas: true writes CSV cells a spreadsheet would run
+  ///   as formulas as they are (see `Exporter.guardingFormula(_:)`).
   @discardableResult
-  public func export(format: Exporter.Format, source: String? = nil, write: (String) throws -> Void) async throws
-    -> Int
-  {
+  public func export(
+    format: Exporter.Format, source: String? = nil, csvFormulas: Bool = false, write: (String) throws -> Void
+  ) async throws -> Int {
     if let source {
       let known = try await store.sourceNames()
       guard known.contains(source) else {
@@ -133,7 +136,7 @@ public struct Engine: Sendable {
         throw EngineError(.unknownSource, "the store has no source \"\(source)\"\(hint); \(list)")
       }
     }
-    return try await Exporter(store: store).export(format: format, source: source, write: write)
+    return try await Exporter(store: store).export(format: format, source: source, csvFormulas: csvFormulas, write: write)
   }
 
   /// Closes the store: everything is written to its file (see
