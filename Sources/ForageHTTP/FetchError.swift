@@ -99,7 +99,7 @@ extension FetchError {
   static func headersTooLarge(host: String?, limit: Int) -> FetchError {
     FetchError(
       .headersTooLarge, host: host,
-      "the response headers from \(host ?? "the server") passed maxHeaderSize (\(formatBytes(limit)))")
+      "the response headers from \(host ?? "the server") passed \(formatBytes(limit)), the most Forage reads of them")
   }
   static func timeout(host: String?, limit: Duration) -> FetchError {
     FetchError(

@@ -61,5 +61,8 @@ import Testing
     let error = FetchError.tooSlow(host: "shop.example.com", bytesPerSecond: 1024, window: .seconds(10))
     #expect(error.message == "shop.example.com sent less than 1 KiB/s for 10 s, so the transfer was stopped as stalled")
     #expect(!error.message.contains("lowSpeed"))
+    // Nor do the headers' limit, which no config sets.
+    let headers = FetchError.headersTooLarge(host: "shop.example.com", limit: 64 << 10)
+    #expect(headers.message == "the response headers from shop.example.com passed 64 KiB, the most Forage reads of them")
   }
 }
