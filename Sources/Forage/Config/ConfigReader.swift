@@ -2,6 +2,7 @@ import Foundation
 import ForageHTML
 import ForageHTTP
 import ForageScheduler
+import ForageSupport
 import ForageURL
 
 /// Turns JSON a person wrote into values, collecting every problem with its
@@ -63,7 +64,7 @@ struct ConfigReader {
   /// would break the lines and tables that show it.
   mutating func name(_ v: JSONValue?, at path: String) -> String? {
     guard let s = string(v, at: path) else { return nil }
-    if let c = s.unicodeScalars.first(where: ConfigReader.isControl) {
+    if let c = s.unicodeScalars.first(where: TerminalText.isControl) {
       let what = c == "\n" || c == "\r" ? "a line break" : c == "\0" ? "a NUL character" : c == "\t" ? "a tab" : "a control character"
       let hex = String(c.value, radix: 16, uppercase: true)
       problem(path, "must not hold \(what) (U+\(String(repeating: "0", count: 4 - hex.count))\(hex)); names are shown on one line")
@@ -71,9 +72,6 @@ struct ConfigReader {
     }
     return s
   }
-
-  /// True for a C0 or C1 control character or DEL.
-  static func isControl(_ u: Unicode.Scalar) -> Bool { u.value < 0x20 || (0x7F...0x9F).contains(u.value) }
 
   /// A string sent as a header's value (`userAgent`): a line break or a
   /// control character in it is a problem at `path`.
