@@ -189,8 +189,14 @@ struct DemoCommand: Command {
     let listenPort = port ?? DemoCommand.defaultPort
     let server: TestServer
     do { server = try TestServer(site: DemoSite(products: products), port: listenPort) } catch {
+      if let e = error as? TestServerError, e.isAddressInUse {
+        out.error("forage demo: port \(listenPort) on 127.0.0.1 is already in use; choose another with --port (0 picks a free one)")
+        return .badInput
+      }
+      // The C call and errno only with --verbose.
       out.error(
-        "forage demo: cannot start the demo site on port \(listenPort): \(error) (is another demo running? --port picks another port)")
+        "forage demo: cannot start the demo shop on port \(listenPort) of 127.0.0.1"
+          + (out.verbose ? "\n  detail: \(error)" : ""))
       return .jobFailed
     }
     defer { server.stop() }

@@ -15,19 +15,28 @@ struct ExportCommand: Command {
       "Write to FILE instead of standard output. An existing regular file is replaced only once the export is "
         + "complete; a folder, a device, the store, any SQLite database or a name SQLite reads as a database's "
         + "side file (X-journal, X-wal, X-shm) is refused (exit 2) and nothing is touched."),
+    .flag(
+      "--csv-formulas",
+      "With --format csv: write cells that start with =, +, -, @, a tab or a carriage return as they are. By "
+        + "default each gets a leading ' so that a spreadsheet shows it as text instead of running it as a formula "
+        + "(plain numbers such as -3.5 are left alone)."),
   ]
   static let discussion = """
     Writes every current record (or one source's) to standard output or FILE;
     records a completed crawl no longer saw are left out (forage changes lists
     them as removed).
     JSON Lines rows: {"source","key","url","fields":{...},"firstSeen","lastSeen"}.
-    CSV: source, key, url, one column per field, firstSeen, lastSeen.
+    CSV: source, key, url, one column per field, firstSeen, lastSeen; a cell
+    that starts with =, +, -, @, a tab or a carriage return (other than a
+    plain number) gets a leading ' (OWASP's advice against CSV injection:
+    text from a page must not run as a spreadsheet formula).
     """
 
   var store: String
   var source: String?
   var format = Exporter.Format.jsonl
   var outFile: String?
+  var csvFormulas = false
 
   init(_ args: inout ArgumentList) throws(UsageError) {
     // Required: the parser has refused a command line without it.
@@ -41,6 +50,8 @@ struct ExportCommand: Command {
       format = parsed
     }
     outFile = try args.option("--out")
+    csvFormulas = args.flag("--csv-formulas")
+    if csvFormulas && format != .csv { throw UsageError("--csv-formulas goes with --format csv") }
     try args.expectNoMore()
   }
 
@@ -74,7 +85,7 @@ struct ExportCommand: Command {
     }
     do {
       var buffer = ""
-      let count = try await engine.export(format: format, source: source) { chunk in
+      let count = try await engine.export(format: format, source: source, csvFormulas: csvFormulas) { chunk in
         buffer += chunk
         if buffer.utf8.count > 1 << 16 {
           if let writer { try writer.write(buffer) } else { out.write(1, buffer) }

@@ -16,7 +16,10 @@ struct NotifyCommand: Command {
       "--wait", "DURATION",
       "Keep trying for up to DURATION: retries whose backoff has not passed are waited for."),
     .option("--test", "CHANNEL", "Send one sample notification through CHANNEL; the outbox is not touched."),
-    .flag("--json", "Print what was done as JSON."),
+    .flag(
+      "--json",
+      "Print what was done as JSON: {\"delivered\",\"failed\",\"dead\",\"pending\",\"problems\"}, or with --test "
+        + "{\"test\",\"delivered\",\"problem\"}."),
   ]
   static let exclusive = [["--wait", "--test"]]
   static let discussion = """
@@ -67,13 +70,17 @@ struct NotifyCommand: Command {
         return .badInput
       }
       // A test needs no store.
-      if let problem = await Notifier.sendTest(
-        channel, transport: Engine.defaultTransport(), directory: loaded.directory)
-      {
+      let problem = await Notifier.sendTest(channel, transport: Engine.defaultTransport(), directory: loaded.directory)
+      if json {
+        var fields: [(String, JSONValue)] = [("test", .string(test)), ("delivered", .bool(problem == nil))]
+        if let problem { fields.append(("problem", .string(problem))) }
+        out.print(JSONValue.object(fields).serialized())
+      }
+      if let problem {
         out.error("forage notify: the test notification through \(test) failed: \(problem)")
         return .jobFailed
       }
-      out.note("sent a test notification through \(test)")
+      if !json { out.note("sent a test notification through \(test)") }
       return .ok
     }
     let engine: Engine

@@ -27,7 +27,11 @@ struct RunCommand: Command {
   static let discussion = """
     Runs one launch now: fetches the sources within the budget, stores their
     records, and prints a summary. A launch stopped by its budget saves its
-    place; the next run continues the same crawl.
+    place; the next run continues the same crawl. With --task the launch
+    goes on as the daemon's launch of that task does: queued downloads (a
+    source's downloadEnclosures, forage download) get what is left of the
+    budget (an appRefresh task only small ones), and a processing task
+    prunes the change history.
     """
   static let notes = """
     SIGINT (Ctrl-C) or SIGTERM stops the launch as its budget would: in-flight
@@ -84,7 +88,7 @@ struct RunCommand: Command {
     do {
       let summary = try await engine.run(
         task: task, sources: sources.isEmpty ? nil : sources, budget: budget, stop: stop,
-        progress: { throttle.update($0) })
+        progress: { throttle.update($0) }, log: { out.error("forage run: \($0)") })
       out.clearProgress()
       out.print(json ? jsonText(summary) : summary.description)
       do { try await engine.close() } catch { out.error("forage run", error) }

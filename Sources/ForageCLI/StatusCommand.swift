@@ -21,7 +21,8 @@ struct StatusCommand: Command {
   static let discussion = """
     Per task: its last launches (completed, stopped by budget, interrupted,
     failed, or unfinished when no end was recorded) with their duration and
-    pages, and when its pending request may run. Per source: the age of its
+    pages (for an unfinished one, a killed run say, the pages it had
+    committed), and when its pending request may run. Per source: the age of its
     newest data, records, changes in the last day, the last launch's pages and
     failures, and the errors that repeat (grouped by cause, with the first
     URL). The notification outbox: pending, retrying, delivered, dead. Background

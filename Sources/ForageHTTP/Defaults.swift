@@ -149,6 +149,20 @@ public struct Credentials: Sendable, Hashable {
     return nil
   }
 
+  /// The variable whose value cannot be sent (a line break or another
+  /// control character in it would add or cut headers), with the header it
+  /// is for and what is wrong; nil when every variable is unset or sendable.
+  func unsendableVariable(environment: [String: String]) -> (variable: String, header: String, problem: String)? {
+    switch kind {
+    case .basic:
+      return nil  // sent base64-encoded
+    case .bearer(let tokenEnv):
+      return environment[tokenEnv].flatMap(HTTPHeaders.valueProblem).map { (tokenEnv, "Authorization", $0) }
+    case .header(let name, let valueEnv):
+      return environment[valueEnv].flatMap(HTTPHeaders.valueProblem).map { (valueEnv, name, $0) }
+    }
+  }
+
   /// The header to send, read from `environment`; nil when a variable is unset.
   func header(environment: [String: String]) -> (name: String, value: String)? {
     switch kind {

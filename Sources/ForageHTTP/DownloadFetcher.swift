@@ -45,6 +45,7 @@ extension Fetcher {
       guard let key = Self.key(current) else {
         return .failed(FetchError(.invalidURL, host: current.host, "only http and https URLs with a host can be downloaded"))
       }
+      if let problem = credentialProblem(for: current, original: first, settings: settings) { return .failed(problem) }
       switch await acquire(key, settings: settings, deadline: deadline) {
       case .deferred(let reason): return .deferred(reason: reason)
       case .cancelled: return .failed(FetchError.cancelled(host: current.host))

@@ -17,7 +17,7 @@ public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible, Cu
     private enum Code: String, Sendable {
       case timeout, connectFailed, tooSlow, bodyTooLarge, headersTooLarge
       case tooManyRedirects, redirectLoop, invalidResponse, truncated, tls
-      case robotsDisallowed, cancelled, invalidURL, transport
+      case robotsDisallowed, cancelled, invalidURL, invalidHeader, transport
     }
 
     /// The total timeout passed.
@@ -46,6 +46,9 @@ public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible, Cu
     public static let cancelled = Kind(.cancelled)
     /// The URL cannot be fetched (scheme other than http/https, no host).
     public static let invalidURL = Kind(.invalidURL)
+    /// A header the settings would send cannot be sent: a value read from
+    /// the environment holds a line break or another control character.
+    public static let invalidHeader = Kind(.invalidHeader)
     /// Any other transport failure.
     public static let transport = Kind(.transport)
 
@@ -96,7 +99,7 @@ extension FetchError {
   static func headersTooLarge(host: String?, limit: Int) -> FetchError {
     FetchError(
       .headersTooLarge, host: host,
-      "the response headers from \(host ?? "the server") passed maxHeaderSize (\(formatBytes(limit)))")
+      "the response headers from \(host ?? "the server") passed \(formatBytes(limit)), the most Forage reads of them")
   }
   static func timeout(host: String?, limit: Duration) -> FetchError {
     FetchError(
@@ -106,8 +109,16 @@ extension FetchError {
   static func tooSlow(host: String?, bytesPerSecond: Int, window: Duration) -> FetchError {
     FetchError(
       .tooSlow, host: host,
-      "\(host ?? "the server") sent fewer than \(bytesPerSecond) bytes/s (lowSpeedLimit) "
-        + "over \(formatDuration(window)) (lowSpeedTime)")
+      "\(host ?? "the server") sent less than \(formatBytes(bytesPerSecond))/s for \(formatDuration(window)), "
+        + "so the transfer was stopped as stalled")
+  }
+  /// A credential's variable that cannot be sent; names the variable and
+  /// the header, never the value (a secret).
+  static func unsendableCredential(host: String?, variable: String, header: String, problem: String) -> FetchError {
+    FetchError(
+      .invalidHeader, host: host,
+      "the environment variable \(variable) (the \(header) header for \(host ?? "this server")) cannot be sent: "
+        + "\(problem); nothing was requested")
   }
 }
 

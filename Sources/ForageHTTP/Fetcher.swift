@@ -304,6 +304,7 @@ public actor Fetcher {
     guard let key = Self.key(url) else {
       return .failed(FetchError(.invalidURL, host: url.host, "only http and https URLs with a host can be fetched"))
     }
+    if let problem = credentialProblem(for: url, original: original, settings: settings) { return .failed(problem) }
     let policy = RetryPolicy(
       maxRetries: settings.retries, baseDelay: settings.retryBaseDelay, maxDelay: settings.retryMaxDelay)
     var attempt = 0
@@ -370,6 +371,20 @@ public actor Fetcher {
         }
       }
     }
+  }
+
+  /// Why the request to `url` cannot carry its credentials, or nil: a
+  /// value read from the environment that would add or cut headers is
+  /// refused (the fetch fails, saying which variable), never sent nor
+  /// silently left out.
+  func credentialProblem(for url: WebURL, original: WebURL, settings: FetchSettings) -> FetchError? {
+    guard Self.mayReceiveCredentials(url, original: original, settings: settings) else { return nil }
+    for credential in settings.credentials {
+      if let bad = credential.unsendableVariable(environment: environment) {
+        return .unsendableCredential(host: url.host, variable: bad.variable, header: bad.header, problem: bad.problem)
+      }
+    }
+    return nil
   }
 
   func headers(

@@ -209,6 +209,22 @@ extension PostgresStore {
     if changed == 0 { throw StoreError.notFound("run with id \(id)") }
   }
 
+  /// Records the running totals of unfinished run `id` (its `summary`
+  /// column while `finished_at` is empty); a finished run is left alone.
+  ///
+  /// - Throws: `StoreError` when the statement fails.
+  public func recordRunProgress(_ id: Int64, summary: RunSummary) async throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    encoder.dateEncodingStrategy = .millisecondsSince1970
+    let json = String(decoding: try encoder.encode(summary), as: UTF8.self)
+    _ = try await run(transaction: false) { db in
+      try db.query(
+        "UPDATE runs SET summary = $1 WHERE id = $2 AND finished_at IS NULL", [.text(json), .int(id)]
+      ).affected
+    }
+  }
+
   /// The `limit` most recent runs, newest first.
   ///
   /// - Throws: `StoreError` when a statement fails.
@@ -222,12 +238,18 @@ extension PostgresStore {
       return r.rows { row in
         let sources = (try? JSONDecoder().decode([String].self, from: Data(r.string(row, 2).utf8))) ?? []
         var summary: RunSummary?
-        if let json = r.optionalString(row, 5), let finished = r.optionalDate(row, 4) {
-          summary = try? decoder.decode(RunSummary.self, from: Data(json.utf8))
-          summary?.finishedAt = finished
+        var progress: RunSummary?
+        if let json = r.optionalString(row, 5) {
+          if let finished = r.optionalDate(row, 4) {
+            summary = try? decoder.decode(RunSummary.self, from: Data(json.utf8))
+            summary?.finishedAt = finished
+          } else {
+            progress = try? decoder.decode(RunSummary.self, from: Data(json.utf8))
+          }
         }
         return TaskRun(
-          id: r.int64(row, 0), task: r.string(row, 1), sources: sources, startedAt: r.date(row, 3), summary: summary)
+          id: r.int64(row, 0), task: r.string(row, 1), sources: sources, startedAt: r.date(row, 3), summary: summary,
+          progress: progress)
       }
     }
   }

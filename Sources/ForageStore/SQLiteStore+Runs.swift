@@ -27,6 +27,17 @@ extension SQLiteStore {
     if db.changes == 0 { throw StoreError.notFound("run with id \(id)") }
   }
 
+  /// Records the running totals of unfinished run `id` (its `summary`
+  /// column while `finished_at` is empty); a finished run is left alone.
+  ///
+  /// - Throws: `StoreError` when the statement fails.
+  public func recordRunProgress(_ id: Int64, summary: RunSummary) async throws {
+    let update = try db.statement("UPDATE runs SET summary = ? WHERE id = ? AND finished_at IS NULL")
+    try update.bind(try Self.encode(summary), at: 1)
+    try update.bind(id, at: 2)
+    try update.execute()
+  }
+
   /// The `limit` most recent runs, newest first.
   ///
   /// - Throws: `StoreError` when a statement fails.
@@ -40,13 +51,18 @@ extension SQLiteStore {
     return try select.rows { row in
       let sources = (try? JSONDecoder().decode([String].self, from: Data(row.string(2).utf8))) ?? []
       var summary: RunSummary?
-      if let json = row.optionalString(5), let finished = row.optionalInt64(4) {
-        summary = try? Self.decode(json)
-        summary?.finishedAt = Self.date(finished)
+      var progress: RunSummary?
+      if let json = row.optionalString(5) {
+        if let finished = row.optionalInt64(4) {
+          summary = try? Self.decode(json)
+          summary?.finishedAt = Self.date(finished)
+        } else {
+          progress = try? Self.decode(json)
+        }
       }
       return TaskRun(
         id: row.int64(0), task: row.string(1), sources: sources,
-        startedAt: Self.date(row.int64(3)), summary: summary)
+        startedAt: Self.date(row.int64(3)), summary: summary, progress: progress)
     }
   }
 

@@ -126,6 +126,11 @@ public protocol Store: AnyObject, Sendable {
   /// Records the end of a task run.
   func finishRun(_ id: Int64, summary: RunSummary) async throws
 
+  /// Records the running totals of an unfinished run (after each of its
+  /// commits), so that a run whose process was killed is listed with what
+  /// it committed (``TaskRun/progress``). Does nothing once it finished.
+  func recordRunProgress(_ id: Int64, summary: RunSummary) async throws
+
   /// The most recent runs, newest first.
   func runs(limit: Int) async throws -> [TaskRun]
 
@@ -585,12 +590,19 @@ public struct TaskRun: Sendable, Hashable {
   public var startedAt: Date
   /// Nil while running (or when the process died mid-run).
   public var summary: RunSummary?
+  /// For a run without a summary: its totals as of its last recorded
+  /// commit (`Store.recordRunProgress`), outcome `.running`; nil when it
+  /// recorded none, and for a finished run.
+  public var progress: RunSummary?
 
-  public init(id: Int64, task: String, sources: [String], startedAt: Date, summary: RunSummary?) {
+  public init(
+    id: Int64, task: String, sources: [String], startedAt: Date, summary: RunSummary?, progress: RunSummary? = nil
+  ) {
     self.id = id
     self.task = task
     self.sources = sources
     self.startedAt = startedAt
     self.summary = summary
+    self.progress = summary == nil ? progress : nil
   }
 }

@@ -32,6 +32,9 @@ public struct TestServerError: Error, CustomStringConvertible, Sendable {
   /// True when the listening socket could not be set up (for example the port is taken).
   public var isSocketError: Bool { code == .socket }
 
+  /// True when the port asked for is taken (another program listens on it).
+  public var isAddressInUse: Bool { code == .socket && call == "bind" && errno == EADDRINUSE }
+
   public var description: String {
     var text = "test server: \(call) failed"
     if let path { text += " for \(path)" }

@@ -15,7 +15,11 @@ import ForageTestSupport
 
       Runs one launch now: fetches the sources within the budget, stores their
       records, and prints a summary. A launch stopped by its budget saves its
-      place; the next run continues the same crawl.
+      place; the next run continues the same crawl. With --task the launch
+      goes on as the daemon's launch of that task does: queued downloads (a
+      source's downloadEnclosures, forage download) get what is left of the
+      budget (an appRefresh task only small ones), and a processing task
+      prunes the change history.
 
       Options:
         --config FILE      The config file (default: forage.json).

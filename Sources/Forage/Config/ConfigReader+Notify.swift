@@ -76,7 +76,7 @@ extension ConfigReader {
     }
     var channel = target.map { NotifyChannel(target: $0) }
     if let n = m["name"] {
-      if let name = string(n, at: join(path, "name")) { channel?.name = name } else { ok = false }
+      if let name = name(n, at: join(path, "name")) { channel?.name = name } else { ok = false }
     }
     if let b = m["batch"] {
       if let batch = bool(b, at: join(path, "batch")) { channel?.batch = batch } else { ok = false }

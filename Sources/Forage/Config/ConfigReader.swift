@@ -2,6 +2,7 @@ import Foundation
 import ForageHTML
 import ForageHTTP
 import ForageScheduler
+import ForageSupport
 import ForageURL
 
 /// Turns JSON a person wrote into values, collecting every problem with its
@@ -55,6 +56,28 @@ struct ConfigReader {
     guard let v else { return nil }
     guard case .string(let s) = v else { problem(path, "expected a string, found \(v.typeName)"); return nil }
     if nonEmpty && s.isEmpty { problem(path, "must not be empty"); return nil }
+    return s
+  }
+
+  /// A name (a source's, a task's, a channel's): a non-empty string without
+  /// control characters (a newline, a tab, a NUL, U+0080–U+009F), which
+  /// would break the lines and tables that show it.
+  mutating func name(_ v: JSONValue?, at path: String) -> String? {
+    guard let s = string(v, at: path) else { return nil }
+    if let c = s.unicodeScalars.first(where: TerminalText.isControl) {
+      let what = c == "\n" || c == "\r" ? "a line break" : c == "\0" ? "a NUL character" : c == "\t" ? "a tab" : "a control character"
+      let hex = String(c.value, radix: 16, uppercase: true)
+      problem(path, "must not hold \(what) (U+\(String(repeating: "0", count: 4 - hex.count))\(hex)); names are shown on one line")
+      return nil
+    }
+    return s
+  }
+
+  /// A string sent as a header's value (`userAgent`): a line break or a
+  /// control character in it is a problem at `path`.
+  mutating func headerValue(_ v: JSONValue?, at path: String) -> String? {
+    guard let s = string(v, at: path) else { return nil }
+    if let why = HTTPHeaders.valueProblem(s) { problem(path, why); return nil }
     return s
   }
 
@@ -207,7 +230,7 @@ struct ConfigReader {
   mutating func config(_ json: JSONValue) -> ForageConfig? {
     guard let m = members(json, at: "", allowed: ConfigReader.topKeys) else { return nil }
     var config = ForageConfig(sources: [])
-    if let userAgent = string(m["userAgent"], at: "userAgent") { config.fetch.userAgent = userAgent }
+    if let userAgent = headerValue(m["userAgent"], at: "userAgent") { config.fetch.userAgent = userAgent }
     config.store = string(m["store"], at: "store")
     if let f = m["fetch"] { fetchSettings(f, at: "fetch", into: &config.fetch) }
     fetchBase = config.fetch
@@ -260,7 +283,7 @@ struct ConfigReader {
     func set<T>(_ value: T?, _ keyPath: WritableKeyPath<FetchSettings, T>) {
       if let value { s[keyPath: keyPath] = value }
     }
-    set(string(m["userAgent"], at: join(path, "userAgent")), \.userAgent)
+    set(headerValue(m["userAgent"], at: join(path, "userAgent")), \.userAgent)
     set(int(m["concurrency"], at: join(path, "concurrency"), min: 1), \.concurrency)
     set(int(m["perHostConcurrency"], at: join(path, "perHostConcurrency"), min: 1), \.perHostConcurrency)
     set(duration(m["perHostDelay"], at: join(path, "perHostDelay")), \.perHostDelay)
@@ -279,10 +302,28 @@ struct ConfigReader {
     set(maxBody, \.maxBodySize)
     set(bool(m["robotsTxt"], at: join(path, "robotsTxt")), \.robotsTxt)
     set(int(m["retries"], at: join(path, "retries")), \.retries)
-    set(stringMap(m["headers"], at: join(path, "headers")), \.headers)
+    if let headers = stringMap(m["headers"], at: join(path, "headers")) {
+      // A bad name or value is refused, not dropped or sent: a line break
+      // in a value would add a header of its own.
+      let ok = headers.sorted { $0.key < $1.key }.filter { name, value in
+        let at = join(join(path, "headers"), name)
+        if let why = HTTPHeaders.nameProblem(name) { problem(at, why); return false }
+        if let why = HTTPHeaders.valueProblem(value) { problem(at, why); return false }
+        return true
+      }
+      s.headers = Dictionary(uniqueKeysWithValues: ok)
+    }
     // Secrets become credentials, sent only to their origins (see
-    // `ForageConfig.fetchSettings(for:)`), never plain headers.
+    // `ForageConfig.fetchSettings(for:)`), never plain headers. Their values
+    // are checked when read from the environment, at each request.
     if let env = stringMap(m["headersFromEnv"], at: join(path, "headersFromEnv")) {
+      for (name, variable) in env.sorted(by: { $0.key < $1.key }) {
+        let at = join(join(path, "headersFromEnv"), name)
+        if let why = HTTPHeaders.nameProblem(name) { problem(at, why) }
+        if variable.isEmpty || variable.utf8.contains(where: { $0 == 0x3D || $0 < 0x21 || $0 == 0x7F }) {
+          problem(at, "expected the name of an environment variable (no spaces, \"=\" or control characters)")
+        }
+      }
       s.credentials = env.sorted { $0.key < $1.key }.map { Credentials.header($0.key, valueEnv: $0.value) }
     }
     if let origins = strings(m["secretOrigins"], at: join(path, "secretOrigins")) {
@@ -300,7 +341,7 @@ struct ConfigReader {
 
   mutating func task(_ v: JSONValue, at path: String, sourceNames: [String]) -> TaskDefinition? {
     guard let m = members(v, at: path, allowed: ConfigReader.taskKeys) else { return nil }
-    guard let id = string(m["id"], at: join(path, "id")) else {
+    guard let id = name(m["id"], at: join(path, "id")) else {
       if m["id"] == nil { problem(join(path, "id"), "missing: every task needs an id") }
       return nil
     }
@@ -320,7 +361,19 @@ struct ConfigReader {
       problem("\(join(path, "sources"))[\(i)]", "no source named \"\(name)\"\(hint)")
     }
     var task = TaskDefinition(id: id, kind: kind, sources: sources)
-    if let e = duration(m["every"], at: join(path, "every")) { task.every = e }
+    if let e = duration(m["every"], at: join(path, "every")) {
+      let shortest = TaskDefinition.minimumInterval(for: kind)
+      if e < shortest {
+        // The interval as written ("0s", not "0ms"); the minimum in minutes.
+        let given = m["every"].flatMap { if case .string(let t) = $0 { t } else { nil } } ?? Units.format(e)
+        problem(
+          join(path, "every"),
+          "is \(given); the shortest interval is \(shortest.components.seconds / 60)m (a launch fetches from "
+            + "servers; a shorter interval would poll them)")
+      } else {
+        task.every = e
+      }
+    }
     if let b = duration(m["budget"], at: join(path, "budget")) {
       if b == .zero { problem(join(path, "budget"), "must be more than 0s") } else { task.budget = b }
     }
@@ -388,7 +441,7 @@ struct ConfigReader {
 
   mutating func source(_ v: JSONValue, at path: String) -> Source? {
     guard let m = members(v, at: path, allowed: ConfigReader.sourceKeys) else { return nil }
-    let name = string(m["name"], at: join(path, "name"))
+    let name = self.name(m["name"], at: join(path, "name"))
     if m["name"] == nil { problem(join(path, "name"), "missing: every source needs a name") }
     var urls: [String] = []
     if let u = string(m["url"], at: join(path, "url")) { urls.append(u) }

@@ -102,6 +102,29 @@ public struct ForageConfig: Sendable, Hashable {
     return config
   }
 
+  /// Where `bytes` stop being UTF-8, as a sentence naming the byte, its
+  /// offset, line and column; nil when they are UTF-8 throughout. (The JSON
+  /// parser would read a bad sequence as U+FFFD, and a name or a selector
+  /// would silently hold it.)
+  static func invalidUTF8(_ bytes: [UInt8]) -> String? {
+    var parser = Unicode.UTF8.ForwardParser()
+    var iterator = bytes.makeIterator()
+    var offset = 0, line = 1, column = 1
+    while true {
+      switch parser.parseScalar(from: &iterator) {
+      case .valid(let encoded):
+        if encoded.count == 1 && encoded.first == 0x0A { line += 1; column = 1 } else { column += 1 }
+        offset += encoded.count
+      case .emptyInput:
+        return nil
+      case .error:
+        let hex = String(bytes[offset], radix: 16, uppercase: true)
+        return "the file is not valid UTF-8: the bytes at offset \(offset) (line \(line), column \(column)), "
+          + "starting 0x\(hex.count == 1 ? "0" : "")\(hex), are not a UTF-8 character; save the file as UTF-8"
+      }
+    }
+  }
+
   /// Parses and validates config JSON.
   ///
   /// - Parameter onWarning: called for each warning (see ``load(path:onWarning:)``).
@@ -109,6 +132,9 @@ public struct ForageConfig: Sendable, Hashable {
   public static func parse(
     _ bytes: [UInt8], file: String = "<config>", onWarning: (ConfigProblem) -> Void = { _ in }
   ) throws(ConfigError) -> ForageConfig {
+    if let bad = ForageConfig.invalidUTF8(bytes) {
+      throw ConfigError(file: file, problems: [ConfigProblem(path: "", message: bad)])
+    }
     let json: JSONValue
     do {
       json = try JSONValue.parse(bytes)

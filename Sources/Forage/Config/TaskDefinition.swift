@@ -52,6 +52,12 @@ public struct TaskDefinition: Sendable, Hashable {
   /// once (Apple's default, `.queue`: it waits; `.fail`: the submission fails).
   public var strategy: ContinuedProcessingTaskRequest.SubmissionStrategy
 
+  /// The shortest `every` a config accepts for a task of `kind`: one
+  /// minute for every kind. A launch fetches pages from other people's
+  /// servers, and a shorter interval is polling (`"every": "0s"` launched
+  /// about 20 times a second); iOS gives an app far fewer launches anyway.
+  public static func minimumInterval(for kind: TaskKind) -> Duration { .seconds(60) }
+
   /// A task; `budget` defaults to the kind's.
   public init(
     id: String, kind: TaskKind = .appRefresh, every: Duration = .seconds(900),

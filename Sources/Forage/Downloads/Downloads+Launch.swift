@@ -19,9 +19,16 @@ extension Downloads {
   ///   ``DownloadSettings/smallSize`` bytes left, which fit its budget.
   ///
   /// Failures are logged, never thrown: the crawl's result stands.
+  ///
+  /// - Parameters:
+  ///   - remaining: the time left in the launch (a scheduler's
+  ///     `BackgroundTask.remainingBudget`, or `forage run`'s budget).
+  ///   - progress: told the bytes done and expected of a continued
+  ///     processing launch; nil for other launches.
   static func launch(
     _ task: TaskDefinition, summary: RunSummary, config: ForageConfig, store: any Store, fetcher: Fetcher,
-    background: BackgroundTask, log: SchedulerLog
+    remaining: @Sendable () -> Duration, progress: (@Sendable (_ completed: Int64, _ total: Int64) -> Void)?,
+    log: SchedulerLog
   ) async {
     let downloads = Downloads(store: store, fetcher: fetcher, fetch: config.fetch)
     let refreshed = Set(TaskRunner.refreshedSources(summary))
@@ -31,18 +38,14 @@ extension Downloads {
         log.write("\(task.id): queueing the enclosures of \(name) failed: \(error)")
       }
     }
-    guard !summary.stoppedByBudget, !Task.isCancelled else { return }
-    let left = background.remainingBudget - Defaults.stopMargin
+    guard !summary.stoppedByBudget, !summary.stoppedOnRequest, !Task.isCancelled else { return }
+    let left = remaining() - Defaults.stopMargin
     guard left >= Defaults.minimumBudget else { return }
     let small = task.kind == .appRefresh ? downloads.settings.smallSize : nil
-    let reportsProgress = task.kind == .continuedProcessing
     do {
       let results = try await downloads.work(
         until: .now + left, maxRemaining: small,
-        progress: { status in
-          guard reportsProgress else { return }
-          background.updateProgress(completedUnitCount: Int64(status.bytes), totalUnitCount: Int64(status.total ?? 0))
-        })
+        progress: { status in progress?(Int64(status.bytes), Int64(status.total ?? 0)) })
       for (id, result) in results.sorted(by: { $0.key < $1.key }) {
         if case .failed(let error) = result { log.write("\(task.id): download \(id): \(error)") }
       }

@@ -1,5 +1,6 @@
 import Foundation
 import ForageHTTP
+import ForageScheduler
 import ForageStore
 
 /// Forage in one value: a config, the store it keeps, and the transport it
@@ -107,16 +108,28 @@ public struct Engine: Sendable {
   ///     ``Defaults/runBudget``).
   ///   - stop: stops the launch early the way its budget would.
   ///   - progress: called after each commit with the running totals.
+  ///   - log: told what went wrong after a task's crawl (a download that
+  ///     failed), which the summary does not hold.
   /// - Throws: `EngineError.unknownTask`; `ConfigError` for an unknown source
   ///   name; store errors. Fetch failures are counted, not thrown.
   public func run(
     task: String? = nil, sources: [String]? = nil, budget: Duration? = nil, stop: StopRequest? = nil,
-    progress: (@Sendable (RunSummary) -> Void)? = nil
+    progress: (@Sendable (RunSummary) -> Void)? = nil, log: (@Sendable (String) -> Void)? = nil
   ) async throws -> RunSummary {
     let launch = try config.launch(task: task, sources: sources, budget: budget, configName: configName)
+    let deadline = ContinuousClock.now + launch.budget
     let job = Job(config: config, store: store, transport: transport)
-    return try await job.run(
+    let summary = try await job.run(
       sources: launch.sources, task: launch.task, budget: launch.budget, stop: stop, progress: progress)
+    // A task's launch goes on as a scheduler's does (one code path): its
+    // maintenance, then its queued downloads with what is left.
+    if let definition = task.flatMap(config.task(withID:)) {
+      await TaskRunner.afterCrawl(
+        definition, summary: summary, config: config, store: store, fetcher: job.fetcher,
+        remaining: { stop?.isRequested == true ? .zero : deadline - ContinuousClock.now }, progress: nil,
+        log: SchedulerLog(log ?? { _ in }), now: Date())
+    }
+    return summary
   }
 
   // MARK: Export
@@ -126,10 +139,13 @@ public struct Engine: Sendable {
   ///
   /// - Throws: `EngineError.unknownSource` when the store holds no such
   ///   source (nothing is written); store errors.
+  ///
+  /// - Parameter csvFormulas: true writes CSV cells a spreadsheet would run
+  ///   as formulas as they are (see `Exporter.guardingFormula(_:)`).
   @discardableResult
-  public func export(format: Exporter.Format, source: String? = nil, write: (String) throws -> Void) async throws
-    -> Int
-  {
+  public func export(
+    format: Exporter.Format, source: String? = nil, csvFormulas: Bool = false, write: (String) throws -> Void
+  ) async throws -> Int {
     if let source {
       let known = try await store.sourceNames()
       guard known.contains(source) else {
@@ -138,7 +154,7 @@ public struct Engine: Sendable {
         throw EngineError(.unknownSource, "the store has no source \"\(source)\"\(hint); \(list)")
       }
     }
-    return try await Exporter(store: store).export(format: format, source: source, write: write)
+    return try await Exporter(store: store).export(format: format, source: source, csvFormulas: csvFormulas, write: write)
   }
 
   /// Closes the store: everything is written to its file (see

@@ -14,6 +14,8 @@ public struct Exporter: Sendable {
     case jsonl
     /// RFC 4180 CSV with a header: source, key, url, one column per field,
     /// firstSeen, lastSeen. Arrays and objects are written as JSON text.
+    /// A cell a spreadsheet would run as a formula is neutralised (see
+    /// ``guardingFormula(_:)``) unless the export is asked for raw cells.
     case csv
   }
 
@@ -28,8 +30,16 @@ public struct Exporter: Sendable {
   /// of records written.
   ///
   /// - Throws: store errors; `JSONSyntaxError` if a stored record is corrupt.
+  ///
+  /// - Parameter csvFormulas: true writes CSV cells as they are, even those a
+  ///   spreadsheet would run as formulas (by default each gets a leading `'`).
   @discardableResult
-  public func export(format: Format, source: String? = nil, write: (String) throws -> Void) async throws -> Int {
+  public func export(
+    format: Format, source: String? = nil, csvFormulas: Bool = false, write: (String) throws -> Void
+  ) async throws -> Int {
+    func cell(_ text: String) -> String {
+      Exporter.csvCell(csvFormulas ? text : Exporter.guardingFormula(text))
+    }
     switch format {
     case .jsonl:
       return try await forEachRecord(source: source) { r, fields in
@@ -49,7 +59,7 @@ public struct Exporter: Sendable {
           for m in members where known.insert(m.key).inserted { columns.append(m.key) }
         }
       }
-      try write((["source", "key", "url"] + columns + ["firstSeen", "lastSeen"]).map(Exporter.csvCell).joined(separator: ",") + "\r\n")
+      try write((["source", "key", "url"] + columns + ["firstSeen", "lastSeen"]).map(cell).joined(separator: ",") + "\r\n")
       return try await forEachRecord(source: source) { r, fields in
         var cells = [r.source, r.key, r.url]
         for c in columns {
@@ -60,7 +70,7 @@ public struct Exporter: Sendable {
           }
         }
         cells += [Exporter.iso(r.firstSeen), Exporter.iso(r.lastSeen)]
-        try write(cells.map(Exporter.csvCell).joined(separator: ",") + "\r\n")
+        try write(cells.map(cell).joined(separator: ",") + "\r\n")
       }
     }
   }
@@ -85,6 +95,46 @@ public struct Exporter: Sendable {
   static func csvCell(_ s: String) -> String {
     guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return s }
     return "\"" + s.replacingOccurrences("\"", with: "\"\"") + "\""
+  }
+
+  /// The characters that make a spreadsheet read a cell as a formula when
+  /// they start it (OWASP's list: `=`, `+`, `-`, `@`, tab, carriage return).
+  static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r"]
+
+  /// `text` with a leading `'` when it starts like a formula (CSV
+  /// injection: `=HYPERLINK(…)` from a scraped page would run in the
+  /// spreadsheet that opens the export), as OWASP recommends. A plain number
+  /// (`-3.5`, `+12`, `-1e3`) is left alone: no spreadsheet runs it, and a
+  /// quote would turn a negative price into text.
+  ///
+  /// - SeeAlso: <https://owasp.org/www-community/attacks/CSV_Injection>
+  public static func guardingFormula(_ text: String) -> String {
+    guard let first = text.unicodeScalars.first, formulaStarts.contains(first) else { return text }
+    if isPlainNumber(text) { return text }
+    return "'" + text
+  }
+
+  /// True for a decimal number as JSON or a spreadsheet writes it: an
+  /// optional sign, digits, an optional fraction and exponent.
+  static func isPlainNumber(_ text: String) -> Bool {
+    var bytes = text.utf8[...]
+    func digits() -> Bool {
+      let before = bytes.count
+      while let b = bytes.first, b >= 0x30, b <= 0x39 { bytes = bytes.dropFirst() }
+      return bytes.count < before
+    }
+    if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+    guard digits() else { return false }
+    if bytes.first == UInt8(ascii: ".") {
+      bytes = bytes.dropFirst()
+      guard digits() else { return false }
+    }
+    if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
+      bytes = bytes.dropFirst()
+      if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+      guard digits() else { return false }
+    }
+    return bytes.isEmpty
   }
 
   static func iso(_ d: Date) -> String { ISODate.string(d, milliseconds: true) }

@@ -303,6 +303,10 @@ public final class Job: Sendable {
             summary.sources[i].recordsUnchanged -= 1
           }
           if result.notifications > 0 { delivery?.wake() }
+          // The run's row keeps its totals as commits land: a run whose
+          // process is killed is listed with what it committed. A failure
+          // here costs only that listing, never the crawl.
+          try? await store.recordRunProgress(run, summary: summary)
           progress?(summary)
           actions = machine.handle(.committed(linksAdded: result.linksAdded))
         }

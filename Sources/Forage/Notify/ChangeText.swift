@@ -1,5 +1,6 @@
 import Foundation
 import ForageStore
+import ForageSupport
 
 /// A change as `forage changes` shows it: readable lines for a person, or
 /// one JSON object per line for a program.
@@ -9,11 +10,16 @@ import ForageStore
 ///       description: The [-old-]{+new+} lamp, now with a switch.
 public enum ChangeText {
   /// One JSON object: `{"id", "kind", "source", "key", "url", "at", "run",
-  /// "before", "after", "changes": [{"field", "before", "after"}]}`.
+  /// "before", "after", "changes": [{"field", "before", "after"}]}`. Control
+  /// characters from pages, 8-bit (U+0080–U+009F) as 7-bit, are escaped.
   public static func json(_ change: RecordChange) -> String {
     let (before, after) = change.parsedFields
     let changes = FieldDiff.changes(before: before, after: after).map(\.jsonValue)
-    return JSONValue.object([
+    return TerminalText.escapingJSON(jsonObject(change, before, after, changes))
+  }
+
+  static func jsonObject(_ change: RecordChange, _ before: JSONValue?, _ after: JSONValue?, _ changes: [JSONValue]) -> String {
+    JSONValue.object([
       ("id", .number(Double(change.id))),
       ("kind", .string(change.kind.rawValue)),
       ("source", .string(change.source)),
@@ -30,6 +36,8 @@ public enum ChangeText {
   /// A heading line and one line per changed field (for a new or removed
   /// record, its fields). Long text fields show a word diff: removed words
   /// `[-so-]`, added ones `{+so+}`, or in red and green with `colour`.
+  /// Control characters from pages (7-bit and 8-bit) are shown as escapes
+  /// (`\u001b`, `\u009b`), never sent to the terminal.
   public static func lines(_ change: RecordChange, colour: Bool = false) -> [String] {
     let at = ISODate.string(change.at).replacingOccurrences(of: "T", with: " ")
     var kind = change.kind.rawValue
@@ -42,10 +50,11 @@ public enum ChangeText {
       }
       kind = "\u{1B}[\(code)m\(kind)\u{1B}[0m"
     }
-    var lines = ["\(at)  \(kind)  \(change.source)  \(change.key)" + (change.url.isEmpty ? "" : "  \(change.url)")]
+    let key = TerminalText.escaping(change.key), url = TerminalText.escaping(change.url)
+    var lines = ["\(at)  \(kind)  \(TerminalText.escaping(change.source))  \(key)" + (url.isEmpty ? "" : "  \(url)")]
     let (before, after) = change.parsedFields
     for field in FieldDiff.changes(before: before, after: after) {
-      lines.append("  \(field.field): " + describe(field, kind: change.kind, colour: colour))
+      lines.append("  \(TerminalText.escaping(field.field)): " + describe(field, kind: change.kind, colour: colour))
     }
     return lines
   }
@@ -60,9 +69,13 @@ public enum ChangeText {
        WordDiff.isLongText(old) || WordDiff.isLongText(new) {
       return WordDiff.diff(old, new).map { part -> String in
         switch part {
-        case .same(let s): return s
-        case .removed(let s): return colour ? "\u{1B}[31m\(s)\u{1B}[0m" : "[-\(s)-]"
-        case .added(let s): return colour ? "\u{1B}[32m\(s)\u{1B}[0m" : "{+\(s)+}"
+        case .same(let s): return TerminalText.escaping(s, keepingLines: true)
+        case .removed(let s):
+          let s = TerminalText.escaping(s, keepingLines: true)
+          return colour ? "\u{1B}[31m\(s)\u{1B}[0m" : "[-\(s)-]"
+        case .added(let s):
+          let s = TerminalText.escaping(s, keepingLines: true)
+          return colour ? "\u{1B}[32m\(s)\u{1B}[0m" : "{+\(s)+}"
         }
       }.joined().replacingOccurrences(of: "\n", with: "\n    ")
     }
@@ -72,6 +85,6 @@ public enum ChangeText {
   /// A value as JSON text, or `(none)` when absent.
   static func show(_ value: JSONValue?) -> String {
     guard let value else { return "(none)" }
-    return value.serialized()
+    return TerminalText.escapingJSON(value.serialized())
   }
 }

@@ -193,7 +193,10 @@ struct FileChannel: DeliveryChannel {
   func deliver(_ body: [UInt8], messageID: String, at date: Date) async -> DeliveryResult {
     let line = body + [0x0A]
     guard let path else {
-      let error = line.withUnsafeBufferPointer { writeAll(1, $0) }
+      // Standard output is often a terminal: the 8-bit controls (U+009B,
+      // a CSI) are escaped as JSON escaped the 7-bit ones.
+      let shown = TerminalText.escapingJSON(body) + [0x0A]
+      let error = shown.withUnsafeBufferPointer { writeAll(1, $0) }
       return error == 0 ? .delivered : .failed("cannot write to standard output: \(String(cString: strerror(error)))")
     }
     let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0o644)

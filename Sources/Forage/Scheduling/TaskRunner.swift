@@ -210,16 +210,12 @@ public struct TaskRunner: Sendable {
       if continued { reportPages(summary, done: !summary.stoppedByBudget) }
       let refreshed = TaskRunner.refreshedSources(summary)
       background.reportRefreshed(sources: refreshed)
-      // A processing task has minutes: the maintenance step (pruning the
-      // change history) runs there, never in a refresh's budget.
-      if task.kind != .appRefresh, !summary.stoppedByBudget, !config.historyRetention.isEmpty {
-        do { _ = try await store.pruneHistory(config.historyRetention, now: dates()) } catch {
-          log.write("\(task.id): pruning the change history failed: \(error)")
-        }
-      }
-      // Queued downloads (feed enclosures, `forage download`) get what is left.
-      await Downloads.launch(
-        task, summary: summary, config: config, store: store, fetcher: job.fetcher, background: background, log: log)
+      let downloadProgress: (@Sendable (Int64, Int64) -> Void)? =
+        task.kind == .continuedProcessing
+        ? { @Sendable done, total in background.updateProgress(completedUnitCount: done, totalUnitCount: total) } : nil
+      await TaskRunner.afterCrawl(
+        task, summary: summary, config: config, store: store, fetcher: job.fetcher,
+        remaining: { background.remainingBudget }, progress: downloadProgress, log: log, now: dates())
       onFinish?(task, plan, summary)
       if summary.stoppedByBudget { throw CancellationError() }
       // A launch that left a planned source unrefreshed (every page failed,
@@ -255,6 +251,27 @@ extension TaskRunner {
   static func knownPages(_ sources: [Source]) -> Int64 {
     guard sources.allSatisfy({ $0.crawl == nil && $0.sitemap == nil }) else { return 0 }
     return Int64(sources.reduce(0) { $0 + $1.urls.count })
+  }
+
+  /// A task's launch after its crawl, the same from every front end (a
+  /// scheduler's launch, `forage run --task`): a processing task has
+  /// minutes, so the maintenance step (pruning the change history) runs
+  /// there, never in a refresh's budget; then queued downloads (feed
+  /// enclosures, `forage download`) get what is left of the budget
+  /// (`Downloads.launch`). Failures are logged, never thrown.
+  static func afterCrawl(
+    _ task: TaskDefinition, summary: RunSummary, config: ForageConfig, store: any Store, fetcher: Fetcher,
+    remaining: @Sendable () -> Duration, progress: (@Sendable (Int64, Int64) -> Void)?, log: SchedulerLog,
+    now: Date
+  ) async {
+    if task.kind != .appRefresh, !summary.stoppedByBudget, !config.historyRetention.isEmpty {
+      do { _ = try await store.pruneHistory(config.historyRetention, now: now) } catch {
+        log.write("\(task.id): pruning the change history failed: \(error)")
+      }
+    }
+    await Downloads.launch(
+      task, summary: summary, config: config, store: store, fetcher: fetcher, remaining: remaining,
+      progress: progress, log: log)
   }
 
   /// The sources a launch actually brought up to date: those whose crawl

@@ -172,7 +172,12 @@ public struct StoreStatus: Sendable, Codable, Hashable {
 
   static func launch(_ run: TaskRun) -> Launch {
     guard let summary = run.summary else {
-      return Launch(id: run.id, startedAt: run.startedAt, outcome: "unfinished")
+      // No end recorded: what it committed, as of its last commit.
+      let p = run.progress
+      return Launch(
+        id: run.id, startedAt: run.startedAt, outcome: "unfinished",
+        pagesFetched: p.map { $0.pagesFetched + $0.pagesNotModified + $0.pagesFresh } ?? 0,
+        pagesFailed: p?.pagesFailed ?? 0, notificationsDelivered: p?.notificationsDelivered ?? 0)
     }
     return Launch(
       id: run.id, startedAt: run.startedAt, outcome: summary.outcome.rawValue, seconds: summary.seconds,
