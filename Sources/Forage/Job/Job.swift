@@ -81,7 +81,9 @@ public final class Job: Sendable {
   ///     start with `Store.releaseClaims(owner: nil)`).
   ///
   /// Cancelling the calling task stops the job as its deadline would: no
-  /// new requests, in-flight ones cancelled, everything done so far committed.
+  /// new requests, in-flight ones cancelled, deliveries abandoned at once (a
+  /// command's program stopped; the notification stays pending), everything
+  /// done so far committed.
   /// - Throws: `EngineError.unknownSource` for an unknown source name;
   ///   `ConfigError` for a source that does not compile; store errors. Fetch failures are not thrown: they
   ///   are counted in the summary and retried on later launches.
