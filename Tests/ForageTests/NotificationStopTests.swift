@@ -109,3 +109,36 @@ import Darwin
     #expect(again.count == 2, "a claim was left behind")
   }
 }
+
+extension NotificationStopTests {
+  /// The issue's 180 quick notifications: delivery went on after the stop,
+  /// one after another. The receiver asks for the stop as the first one
+  /// arrives and accepts it: that one is delivered, no other is attempted.
+  @Test func test_issue25_stopRequest_startsNoFurtherDelivery() async throws {
+    let stop = StopRequest()
+    let names = (1...20).map { "item\($0)" }
+    let server = try TestServer(routes: [
+      "/items": Route { _ in .html("<ul>\(names.map { "<li class=item><b>\($0)</b></li>" }.joined())</ul>") },
+      "/hook": Route { _ in
+        stop.request()
+        return TestResponse(status: 204, body: [])
+      },
+    ])
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    var fetch = FetchSettings()
+    fetch.robotsTxt = false
+    var source = Source(name: "shop", url: server.url("/items"), extract: ["name": "b"], items: ".item", key: ["name"])
+    source.notifyWhen = [.kind(.new)]
+    var config = ForageConfig(fetch: fetch, sources: [source])
+    config.notify = [NotifyChannel(target: .webhook(url: server.url("/hook"), secretEnv: nil))]
+    let summary = try await Job(config: config, store: store, transport: Engine.defaultTransport())
+      .run(budget: .seconds(120), stop: stop)
+    #expect(server.requestCount(path: "/hook") == 1)
+    #expect(summary.notificationsDelivered == 1)
+    #expect(summary.notificationsFailed == 0)
+    let counts = try await store.notificationCounts(now: Date())
+    #expect(counts.delivered == 1 && counts.pending == 19, "\(counts)")
+  }
+}

@@ -27,7 +27,9 @@ final class DeliveryLoop: Sendable {
     self.halted = halted
     let task = Task {
       var report = Notifier.Report()
-      let mayStart: @Sendable () -> Bool = { !halted.withLock { $0 } }
+      // The request itself is read too, not only the halt the timer sets on
+      // seeing it: an attempt ending just after the request starts no other.
+      let mayStart: @Sendable () -> Bool = { !halted.withLock { $0 } && !(stop?.isRequested ?? false) }
       while !Task.isCancelled && mayStart() {
         do {
           report.add(try await notifier.deliverDue(startingNew: mayStart))
