@@ -31,9 +31,11 @@ struct DaemonCommand: Command {
     they share the crawl's frontier and each host's request budget.
     """
   static let notes = """
-    SIGINT or SIGTERM expires running tasks (they save their place), waits
-    for them, writes the store's journal into its file, and exits 0; a second
-    signal quits at once.
+    SIGINT or SIGTERM expires running tasks (they save their place; a
+    notification being delivered is abandoned, its command stopped, and it
+    stays pending), waits for them, writes the store's journal into its file,
+    and exits 0; a second signal kills any command still running and quits at
+    once.
     """
 
   var config = Defaults.configFile

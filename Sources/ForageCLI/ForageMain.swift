@@ -14,6 +14,9 @@ struct ForageMain {
   static func main() async {
     registerStores()
     let status = await dispatch(Array(CommandLine.arguments.dropFirst()), Terminal())
+    // Every command waits for the programs it started; should one still run
+    // (an abandoned delivery being stopped), it does not outlive us.
+    ChildProcesses.killAll()
     exit(status.rawValue)
   }
 

@@ -35,9 +35,11 @@ struct RunCommand: Command {
     """
   static let notes = """
     SIGINT (Ctrl-C) or SIGTERM stops the launch as its budget would: in-flight
-    fetches get a short grace, everything done is committed, the summary is
-    printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM). A second
-    signal quits at once. The next run continues either way.
+    fetches and notification deliveries get a short grace (a command still
+    running then is stopped, and its notification stays pending), everything
+    done is committed, the summary is printed, and the exit status is 130
+    (SIGINT) or 143 (SIGTERM). A second signal kills any command still running
+    and quits at once. The next run continues either way.
 
     Exit status: 0 success (also when stopped by the budget), 1 the job failed,
     2 bad input, 130/143 stopped by a signal.
@@ -78,11 +80,11 @@ struct RunCommand: Command {
     }
     let throttle = ProgressThrottle(out, budget: resolved.budget)
     // SIGINT/SIGTERM stop the launch as its budget would (in-flight fetches
-    // get the grace, everything done is committed, the summary is printed);
-    // a second signal exits at once.
+    // and deliveries get the grace, everything done is committed, the summary
+    // is printed); a second signal kills the running commands and exits at once.
     let stop = StopRequest()
     let (signals, received) = SignalWatcher.stopping(
-      "forage run", "stopping (in-flight fetches get \(Units.format(Defaults.grace)); again to quit now)", out
+      "forage run", "stopping (in-flight fetches and notifications get \(Units.format(Defaults.grace)); again to quit now)", out
     ) { stop.request() }
     defer { signals.cancel() }
     do {

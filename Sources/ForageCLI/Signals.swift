@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Forage
 import ForageSupport
 #if canImport(Glibc)
 import Glibc
@@ -29,9 +30,12 @@ final class SignalWatcher: Sendable {
 
   /// Watches SIGINT and SIGTERM for a command that stops the way its budget
   /// would: the first signal prints `command: SIGINT: message` and calls
-  /// `stop`; a second one quits at once with 128 + its number (committed work
-  /// is safe; the next launch continues from the last commit). Returns the
-  /// watcher and the box holding the first signal, for the exit status.
+  /// `stop`; a second one kills the process groups of the command channel's
+  /// running programs (``ChildProcesses``: none outlives us) and quits at
+  /// once with 128 + its number (committed work is safe; the next launch
+  /// continues from the last commit, and an abandoned notification stays
+  /// pending). Returns the watcher and the box holding the first signal, for
+  /// the exit status.
   static func stopping(
     _ command: String, _ message: String, _ out: Terminal, stop: @escaping @Sendable () -> Void
   ) -> (SignalWatcher, SignalBox) {
@@ -42,6 +46,7 @@ final class SignalWatcher: Sendable {
         stop()
       } else {
         out.error("\(command): \(signalName(signal)) again: quitting now; the next launch continues from the last commit")
+        ChildProcesses.killAll()
         exit(128 + signal)
       }
     }

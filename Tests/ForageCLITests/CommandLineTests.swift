@@ -37,9 +37,11 @@ import ForageTestSupport
         -h, --help         Show this help.
 
       SIGINT (Ctrl-C) or SIGTERM stops the launch as its budget would: in-flight
-      fetches get a short grace, everything done is committed, the summary is
-      printed, and the exit status is 130 (SIGINT) or 143 (SIGTERM). A second
-      signal quits at once. The next run continues either way.
+      fetches and notification deliveries get a short grace (a command still
+      running then is stopped, and its notification stays pending), everything
+      done is committed, the summary is printed, and the exit status is 130
+      (SIGINT) or 143 (SIGTERM). A second signal kills any command still running
+      and quits at once. The next run continues either way.
 
       Exit status: 0 success (also when stopped by the budget), 1 the job failed,
       2 bad input, 130/143 stopped by a signal.

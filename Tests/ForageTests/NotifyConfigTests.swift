@@ -194,6 +194,46 @@ private func problem(_ json: String, sourceLocation: SourceLocation = #_sourceLo
     #expect(p?.message.contains("webhook channels only") == true)
   }
 
+  @Test func test_issue25_commandEnvironment_envAndPassEnv_areReadAndWrittenBack() throws {
+    let c = try parse(
+      config(
+        top: """
+          "notify": [{"command": ["post-to-slack"], "env": {"LOG_LEVEL": "info", "EMPTY": ""},
+                      "passEnv": ["SLACK_TOKEN", "SLACK_TOKEN", "HOME"]}]
+          """))
+    #expect(
+      c.notify == [
+        NotifyChannel(
+          target: .command(["post-to-slack"]), env: ["LOG_LEVEL": "info", "EMPTY": ""], passEnv: ["SLACK_TOKEN", "HOME"])
+      ])
+    let again = try parse(c.jsonText)
+    #expect(again == c)
+    #expect(c.jsonText.contains(#""passEnv": ["SLACK_TOKEN", "HOME"]"#), "\(c.jsonText)")
+  }
+
+  @Test func test_issue25_commandEnvironment_problemsNameTheirPath() {
+    let cases: [(String, String, String)] = [
+      (#"{"webhook": "https://h.example.com/", "env": {"A": "b"}}"#, "notify[0].env", "command channels only"),
+      (#"{"file": "a.jsonl", "passEnv": ["A"]}"#, "notify[0].passEnv", "command channels only"),
+      (#"{"command": ["x"], "env": ["A=b"]}"#, "notify[0].env", "expected an object"),
+      (#"{"command": ["x"], "env": {"1A": "b"}}"#, "notify[0].env.1A", "environment variable name"),
+      (#"{"command": ["x"], "env": {"A-B": "b"}}"#, "notify[0].env.A-B", "environment variable name"),
+      (#"{"command": ["x"], "env": {"A": 1}}"#, "notify[0].env.A", "expected a string"),
+      (#"{"command": ["x"], "env": {"A": "a\u0000b"}}"#, "notify[0].env.A", "NUL"),
+      (#"{"command": ["x"], "env": {"FORAGE_MESSAGE_ID": "m"}}"#, "notify[0].env.FORAGE_MESSAGE_ID", "set by Forage"),
+      (#"{"command": ["x"], "passEnv": "TOKEN"}"#, "notify[0].passEnv", "expected an array"),
+      (#"{"command": ["x"], "passEnv": ["TOKEN", "MY TOKEN"]}"#, "notify[0].passEnv[1]", "environment variable name"),
+      (#"{"command": ["x"], "passEnv": [""]}"#, "notify[0].passEnv[0]", "empty"),
+      (#"{"command": ["x"], "passEnv": ["FORAGE_MESSAGE_ID"]}"#, "notify[0].passEnv[0]", "set by Forage"),
+      (#"{"command": ["x"], "env": {"T": "1"}, "passEnv": ["T"]}"#, "notify[0].passEnv[0]", "also set in \"env\""),
+    ]
+    for (channel, path, words) in cases {
+      let p = problem(config(top: "\"notify\": [\(channel)]"))
+      #expect(p?.path == path, "\(channel)")
+      #expect(p?.message.contains(words) == true, "\(channel): \(p?.message ?? "")")
+    }
+  }
+
   @Test func test_channel_badValues() {
     let cases: [(String, String, String)] = [
       (#"{"webhook": "ftp://example.com/"}"#, "notify[0].webhook", "http(s)"),

@@ -7,7 +7,9 @@ import ForageStore
 extension ConfigReader {
   /// The type keys of a channel; each channel has exactly one.
   static let notifyTypes = ["webhook", "command", "file", "stdout", "local"]
-  static let notifyChannelKeys = notifyTypes + ["secretEnv", "name", "batch", "timeout", "maxAge"]
+  static let notifyChannelKeys = notifyTypes + ["secretEnv", "env", "passEnv", "name", "batch", "timeout", "maxAge"]
+  /// The variable Forage sets for each run of a command; a config cannot.
+  static let commandMessageIDVariable = "FORAGE_MESSAGE_ID"
   /// The tests of a field condition; each has exactly one.
   static let conditionTests = [
     "changes", "increases", "decreases", "below", "above", "contains", "matches", "appears", "disappears",
@@ -75,6 +77,14 @@ extension ConfigReader {
       }
     }
     var channel = target.map { NotifyChannel(target: $0) }
+    if m["env"] != nil || m["passEnv"] != nil {
+      if let (env, passEnv) = commandEnvironment(m, at: path, command: types.count != 1 || types[0] == "command") {
+        channel?.env = env
+        channel?.passEnv = passEnv
+      } else {
+        ok = false
+      }
+    }
     if let n = m["name"] {
       if let name = name(n, at: join(path, "name")) { channel?.name = name } else { ok = false }
     }
@@ -128,6 +138,81 @@ extension ConfigReader {
       if part == "..", let last = parts.last, last != ".." { parts.removeLast() } else { parts.append(part) }
     }
     return (path.hasPrefix("/") ? "/" : "") + parts.joined(separator: "/")
+  }
+
+  /// A command channel's `env` (variables and their values) and `passEnv`
+  /// (names of Forage's variables); nil with problems when either is wrong
+  /// or the channel is not a command (`command` false).
+  mutating func commandEnvironment(_ m: [String: JSONValue], at path: String, command: Bool)
+    -> (env: [String: String], passEnv: [String])?
+  {
+    var ok = true
+    if !command {
+      for key in ["env", "passEnv"] where m[key] != nil {
+        problem(join(path, key), "\"\(key)\" applies to command channels only (it sets the environment of their program)")
+      }
+      return nil
+    }
+    func badName(_ name: String, at path: String) -> Bool {
+      if !ConfigReader.isEnvironmentName(name) {
+        problem(path, "not an environment variable name: \"\(name)\" (letters, digits and _, not starting with a digit)")
+        return true
+      }
+      if name == ConfigReader.commandMessageIDVariable {
+        problem(path, "\(name) is set by Forage for each notification (its message id); choose another name")
+        return true
+      }
+      return false
+    }
+    var env: [String: String] = [:]
+    if let v = m["env"] {
+      let envPath = join(path, "env")
+      if case .object(let members) = v {
+        for (name, value) in members where name != ConfigReader.commentKey {
+          let valuePath = join(envPath, name)
+          if badName(name, at: valuePath) {
+            ok = false
+          } else if let text = string(value, at: valuePath, nonEmpty: false) {
+            if text.utf8.contains(0) {
+              problem(valuePath, "must not contain a NUL character (\\u0000): an environment value cannot hold one")
+              ok = false
+            } else {
+              env[name] = text
+            }
+          } else {
+            ok = false
+          }
+        }
+      } else {
+        problem(envPath, "expected an object of variables and their values, such as {\"LOG_LEVEL\": \"info\"}, found \(v.typeName)")
+        ok = false
+      }
+    }
+    var passEnv: [String] = []
+    if let v = m["passEnv"] {
+      let passPath = join(path, "passEnv")
+      if case .array(let items) = v {
+        for (i, item) in items.enumerated() {
+          let itemPath = "\(passPath)[\(i)]"
+          guard let name = string(item, at: itemPath) else {
+            ok = false
+            continue
+          }
+          if badName(name, at: itemPath) {
+            ok = false
+          } else if env[name] != nil {
+            problem(itemPath, "\(name) is also set in \"env\"; give it in one of them")
+            ok = false
+          } else if !passEnv.contains(name) {
+            passEnv.append(name)
+          }
+        }
+      } else {
+        problem(passPath, "expected an array of environment variable names, such as [\"SLACK_TOKEN\"], found \(v.typeName)")
+        ok = false
+      }
+    }
+    return ok ? (env, passEnv) : nil
   }
 
   /// The target of a channel whose type key is `type`.
@@ -402,6 +487,10 @@ extension NotifyChannel {
     case .stdout: m.append(("stdout", .bool(true)))
     case .local: m.append(("local", .bool(true)))
     }
+    if !env.isEmpty {
+      m.append(("env", .object(env.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) })))
+    }
+    if !passEnv.isEmpty { m.append(("passEnv", .array(passEnv.map(JSONValue.string)))) }
     if batch { m.append(("batch", .bool(true))) }
     if timeout != Defaults.notifyTimeout { m.append(("timeout", .string(Units.format(timeout)))) }
     if maxAge != Defaults.notifyMaxAge { m.append(("maxAge", .string(Units.format(maxAge)))) }

@@ -108,8 +108,14 @@ extension Engine {
     // launch had no time for) and keeps the history within its retention.
     let upkeep = Task { await self.upkeep(events: events) }
     // Runs until this task is cancelled; then it expires the running
-    // launches, gives them the grace, and returns.
-    await scheduler.run()
+    // launches, gives them the grace, and returns. The upkeep, a task of its
+    // own, is cancelled at once: it starts no delivery meanwhile, and
+    // abandons the ones in flight (they stay pending).
+    await withTaskCancellationHandler {
+      await scheduler.run()
+    } onCancel: {
+      upkeep.cancel()
+    }
     upkeep.cancel()
     _ = await upkeep.value
     // Pending requests are written behind: the last set goes in before the

@@ -69,8 +69,10 @@ public final class Job: Sendable {
   ///     battery runs with fewer), whatever the config says.
   ///   - progress: called after each commit with the running totals.
   ///   - stop: a request to stop early (a signal, a user's button) the way the
-  ///     budget would: in-flight fetches get the grace period, the summary's
-  ///     `stoppedOnRequest` is set, and the next launch continues.
+  ///     budget would: no new fetch or notification starts, in-flight ones
+  ///     get the grace period (then they are abandoned: a notification stays
+  ///     pending, as it was), the summary's `stoppedOnRequest` is set, and the
+  ///     next launch continues.
   ///   - conditions: the device's state when a scheduler launched this run
   ///     (kept with the run; reports show it).
   ///   - recoveringClaims: first return every claimed frontier entry to the
@@ -79,7 +81,9 @@ public final class Job: Sendable {
   ///     start with `Store.releaseClaims(owner: nil)`).
   ///
   /// Cancelling the calling task stops the job as its deadline would: no
-  /// new requests, in-flight ones cancelled, everything done so far committed.
+  /// new requests, in-flight ones cancelled, deliveries abandoned at once (a
+  /// command's program stopped; the notification stays pending), everything
+  /// done so far committed.
   /// - Throws: `EngineError.unknownSource` for an unknown source name;
   ///   `ConfigError` for a source that does not compile; store errors. Fetch failures are not thrown: they
   ///   are counted in the summary and retried on later launches.
@@ -121,24 +125,30 @@ public final class Job: Sendable {
       }
     }
     // Notifications go out while the crawl runs, woken by each commit that
-    // queued some, and stop at the budget's margin whatever they are doing.
-    let delivery = notifier.map { DeliveryLoop(notifier: $0, until: deadline - Defaults.stopMargin) }
+    // queued some; at the budget's margin or a stop request, the attempts in
+    // flight get the grace, as fetches do, and are then abandoned.
+    let delivery = notifier.map { DeliveryLoop(notifier: $0, until: deadline - Defaults.stopMargin, stop: stop) }
     do {
+      // Cancelled (an expiration, a daemon's SIGTERM) while crawling or while
+      // making the last delivery round: the loop runs in a task of its own,
+      // so it is told, and abandons what it has in flight at once.
       try await withTaskCancellationHandler {
         try await launch(
           compiled, run: runID, deadline: deadline, concurrencyLimit: concurrencyLimit, stop: stop, summary: &summary,
           delivery: delivery, progress: timed)
+        if let delivery {
+          let report = await delivery.finish()
+          summary.notificationsDelivered += report.delivered
+          summary.notificationsFailed += report.failed
+          for problem in report.problems.prefix(3) { summary.warn("notification: \(problem)") }
+        }
       } onCancel: {
         delivery?.cancel()
       }
-      if let delivery {
-        let report = await delivery.finish()
-        summary.notificationsDelivered += report.delivered
-        summary.notificationsFailed += report.failed
-        for problem in report.problems.prefix(3) { summary.warn("notification: \(problem)") }
-      }
     } catch {
+      // Abandoned, and waited for: no program of a command channel outlives the job.
       delivery?.cancel()
+      _ = await delivery?.finish()
       var failed = summary
       failed.outcome = .failed
       failed.finishedAt = now()

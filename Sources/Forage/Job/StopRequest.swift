@@ -2,17 +2,19 @@ import ForageSupport
 import Foundation
 
 /// A request to stop a running job early, the way its budget would stop it:
-/// no new claims, in-flight fetches get the grace period, everything done is
-/// committed, and the summary says the job was stopped. The next launch
-/// continues the same crawl.
+/// no new claims and no new notification attempts, in-flight fetches and
+/// deliveries get the grace period (a delivery still running then is
+/// abandoned and stays pending), everything done is committed, and the
+/// summary says the job was stopped. The next launch continues the same crawl.
 ///
 ///     let stop = StopRequest()
 ///     signalWatcher.onSignal { _ in stop.request() }        // SIGINT, SIGTERM
 ///     let summary = try await job.run(budget: .seconds(300), stop: stop)
 ///     if summary.stoppedOnRequest { … }
 ///
-/// Unlike cancelling the job's task, which cancels in-flight fetches at
-/// once, a stop request lets them finish within ``Defaults/grace``.
+/// Unlike cancelling the job's task, which cancels in-flight fetches and
+/// deliveries at once, a stop request lets them finish within
+/// ``Defaults/grace``.
 public final class StopRequest: Sendable {
   /// Whether a stop was asked for, and the jobs waiting for one (resumed
   /// after unlocking).

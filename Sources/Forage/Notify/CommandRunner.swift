@@ -52,7 +52,9 @@ struct CommandOutcome: Sendable, Hashable {
 ///   ours (all of ours are close-on-exec, and the rest are closed in the
 ///   child), default dispositions for the common signals and an empty signal
 ///   mask, and a process group of its own, so a timeout or cancellation
-///   stops the programs it started too.
+///   stops the programs it started too. The group is listed in
+///   ``ChildProcesses`` while the program runs, so a process that quits at
+///   once kills it first.
 /// - An I/O thread writes stdin and reads stderr without blocking on either
 ///   (`poll`), so a child that never reads a large input, or writes
 ///   megabytes to stderr, cannot stall the run; it also keeps the time and
@@ -272,10 +274,13 @@ enum CommandRunner {
       close(stderrPipe.read)
       return .failure(SpawnProblem(step: "spawn", code: result))
     }
+    // From now until it is reaped, a process that quits at once kills it.
+    ChildProcesses.add(pid)
     guard let wake = makePipe() else {
       // Without the wake pipe the run cannot be watched: stop the child.
       let code = errno
       kill(pid, SIGKILL)
+      ChildProcesses.remove(pid)
       var status: Int32 = 0
       while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
       close(stdinPipe.write)
@@ -412,6 +417,8 @@ final class RunningCommand: Sendable {
       if errno != EINTR { break }
     }
     state.withLock { $0.exited = true }
+    // Forgotten before it is reaped: once reaped, its number may be reused.
+    ChildProcesses.remove(pid)
     var status: Int32 = 0
     var result: pid_t
     repeat { result = waitpid(pid, &status, 0) } while result < 0 && errno == EINTR

@@ -44,7 +44,8 @@ extension NotifyChannel {
   ///
   /// - Parameters:
   ///   - directory: the config file's folder, for relative file paths.
-  ///   - environment: where a webhook's signing secret is read.
+  ///   - environment: where a webhook's signing secret is read, and what a
+  ///     command's program may be given of it (see ``CommandChannel``).
   ///   - localNotifications: what shows a `local` channel's notifications.
   func deliveryChannel(
     transport: any Transport, directory: String?, environment: [String: String],
@@ -56,7 +57,7 @@ extension NotifyChannel {
         url: url, secret: secretEnv.map { WebhookChannel.secret(named: $0, in: environment) }, timeout: timeout,
         transport: transport)
     case .command(let argv):
-      return CommandChannel(argv: argv, timeout: timeout)
+      return CommandChannel(argv: argv, timeout: timeout, parent: environment, env: env, passEnv: passEnv)
     case .file(let path):
       let full = path.hasPrefix("/") || directory == nil || directory!.isEmpty
         ? path : (directory! as NSString).appendingPathComponent(path)
@@ -158,13 +159,53 @@ struct WebhookChannel: DeliveryChannel {
 
 /// Runs a program (argv, no shell) with the document on stdin; exit status
 /// 0 is delivered.
+///
+/// The program's environment is not Forage's: a daemon's environment holds
+/// secrets (database URLs, other channels' signing keys) the program has no
+/// business seeing. It gets `PATH` (Forage's, else
+/// ``CommandRunner/defaultSearchPath``), `HOME`, `LANG`, `LC_ALL` and `TZ`
+/// (those Forage has), the channel's `passEnv` variables, its `env`
+/// variables (which win over the basic ones), and `FORAGE_MESSAGE_ID`.
 struct CommandChannel: DeliveryChannel {
   let argv: [String]
   let timeout: Duration
+  /// The program's environment but `FORAGE_MESSAGE_ID`.
+  let environment: [String: String]
+  /// The `passEnv` variables Forage's environment does not have: each
+  /// attempt fails, naming the first.
+  let missing: [String]
+
+  /// The variables of Forage's environment every program gets.
+  static let basicVariables = ["PATH", "HOME", "LANG", "LC_ALL", "TZ"]
+
+  /// - Parameters:
+  ///   - parent: Forage's environment.
+  ///   - env: the channel's `env`; they win over the basic variables.
+  ///   - passEnv: the channel's `passEnv`: names of `parent`'s variables.
+  init(
+    argv: [String], timeout: Duration, parent: [String: String], env: [String: String] = [:], passEnv: [String] = []
+  ) {
+    self.argv = argv
+    self.timeout = timeout
+    var environment: [String: String] = [:]
+    for name in Self.basicVariables { if let value = parent[name] { environment[name] = value } }
+    if environment["PATH"]?.isEmpty ?? true { environment["PATH"] = CommandRunner.defaultSearchPath }
+    var missing: [String] = []
+    for name in passEnv {
+      if let value = parent[name] { environment[name] = value } else { missing.append(name) }
+    }
+    for (name, value) in env { environment[name] = value }
+    self.environment = environment
+    self.missing = missing
+  }
 
   func deliver(_ body: [UInt8], messageID: String, at date: Date) async -> DeliveryResult {
     let name = argv.first ?? ""
-    var environment = ProcessInfo.processInfo.environment
+    if let variable = missing.first {
+      return .failed(
+        "the environment variable \(variable), which this command channel passes to \(name) (passEnv), is not set")
+    }
+    var environment = self.environment
     environment["FORAGE_MESSAGE_ID"] = messageID
     let outcome = await CommandRunner.run(argv, input: body + [0x0A], timeout: timeout, environment: environment)
     let tail = outcome.stderrTail.trimmingCharacters(in: .whitespacesAndNewlines)

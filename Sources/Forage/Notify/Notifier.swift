@@ -89,19 +89,27 @@ public final class Notifier: Sendable {
   /// - Throws: store errors.
   @discardableResult
   public func deliverDue() async throws -> Report {
+    try await deliverDue(startingNew: { true })
+  }
+
+  /// ``deliverDue()``, starting no new attempt once `mayStart` returns false
+  /// (a launch asked to stop): the attempts in flight go on (until the
+  /// calling task is cancelled); what was claimed and not sent is released,
+  /// unchanged, for a later round.
+  func deliverDue(startingNew mayStart: @escaping @Sendable () -> Bool) async throws -> Report {
     var report = Report()
     // Claims not settled are released on the way out: awaited below, or
     // (a store error thrown mid-round) behind the caller's back.
     var released = false
     defer { if !released { releaseClaimsDetached() } }
-    while !Task.isCancelled {
+    while !Task.isCancelled && mayStart() {
       // Read each round: a 410 in the last one turned a channel off.
       let disabled = try await currentDisabledChannels()
       let now = self.now()
       let due = try await store.claimNotifications(
         limit: NotifierDefaults.claimBatch, owner: owner, leaseUntil: now.addingTimeInterval(leaseSeconds), now: now)
       if due.isEmpty { break }
-      report.add(try await deliver(due, disabled: disabled))
+      report.add(try await deliver(due, disabled: disabled, mayStart: mayStart))
     }
     try await store.releaseNotificationClaims(owner: owner)
     released = true
@@ -149,7 +157,10 @@ public final class Notifier: Sendable {
     return off
   }
 
-  func deliver(_ due: [OutboxNotification], disabled: [String: DisabledChannel]) async throws -> Report {
+  func deliver(
+    _ due: [OutboxNotification], disabled: [String: DisabledChannel],
+    mayStart: @escaping @Sendable () -> Bool = { true }
+  ) async throws -> Report {
     var report = Report()
     var byChannel: [String: [OutboxNotification]] = [:]
     let now = self.now()
@@ -174,7 +185,7 @@ public final class Notifier: Sendable {
     let results = await withTaskGroup(of: [(OutboxNotification, DeliveryResult)].self) { group in
       for (name, items) in byChannel {
         let channel = channels[name]!
-        group.addTask { await Self.send(items, through: channel.settings, channel.delivery) }
+        group.addTask { await Self.send(items, through: channel.settings, channel.delivery, mayStart: mayStart) }
       }
       var all: [(OutboxNotification, DeliveryResult)] = []
       for await part in group { all += part }
@@ -199,10 +210,13 @@ public final class Notifier: Sendable {
   }
 
   /// Sends `items` through one channel: one at a time, or as one batch when
-  /// the channel batches. Stops at cancellation.
+  /// the channel batches. Starts no attempt after cancellation or once
+  /// `mayStart` returns false; the items not sent have no result.
   static func send(
-    _ items: [OutboxNotification], through settings: NotifyChannel, _ channel: any DeliveryChannel
+    _ items: [OutboxNotification], through settings: NotifyChannel, _ channel: any DeliveryChannel,
+    mayStart: @Sendable () -> Bool = { true }
   ) async -> [(OutboxNotification, DeliveryResult)] {
+    if Task.isCancelled || !mayStart() { return [] }
     if settings.batch && items.count > 1 {
       let members = items.map { (id: $0.messageID, change: $0.change) }
       let id = NotificationPayload.batchID(members.map(\.id))
@@ -212,7 +226,7 @@ public final class Notifier: Sendable {
     }
     var out: [(OutboxNotification, DeliveryResult)] = []
     for n in items {
-      if Task.isCancelled { break }
+      if Task.isCancelled || !mayStart() { break }
       let body = Array(NotificationPayload.document(id: n.messageID, change: n.change).serialized().utf8)
       let result = await channel.deliver(body, messageID: n.messageID, at: Date())
       out.append((n, result))

@@ -16,6 +16,15 @@ public struct NotifyChannel: Sendable, Hashable {
   /// A notification not delivered within this time after its change is marked
   /// dead: kept and shown, never retried.
   public var maxAge: Duration
+  /// Command channels only: variables set in the program's environment, by
+  /// name (the config's `env`). Beside them the program gets only `PATH`,
+  /// `HOME`, `LANG`, `LC_ALL` and `TZ` from Forage's environment, the
+  /// variables of ``passEnv``, and `FORAGE_MESSAGE_ID`.
+  public var env: [String: String]
+  /// Command channels only: names of variables of Forage's environment that
+  /// the program gets too (the config's `passEnv`), so a secret such as a
+  /// token is named in the config, never written in it.
+  public var passEnv: [String]
 
   /// Where a channel delivers.
   public enum Target: Sendable, Hashable {
@@ -46,12 +55,14 @@ public struct NotifyChannel: Sendable, Hashable {
 
   public init(
     name: String? = nil, target: Target, batch: Bool = false, timeout: Duration = Defaults.notifyTimeout,
-    maxAge: Duration = Defaults.notifyMaxAge
+    maxAge: Duration = Defaults.notifyMaxAge, env: [String: String] = [:], passEnv: [String] = []
   ) {
     self.name = name ?? target.typeName
     self.target = target
     self.batch = batch
     self.timeout = timeout
     self.maxAge = maxAge
+    self.env = env
+    self.passEnv = passEnv
   }
 }

@@ -1,0 +1,57 @@
+import ForageSupport
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The process groups of the programs the `command` channel is running, so
+/// that a process about to quit at once (a second SIGINT, say) takes them
+/// along: no program Forage started outlives it.
+///
+///     ChildProcesses.killAll()      // in the quit-now path, just before exit()
+///     exit(130)
+///
+/// Each program runs in a process group of its own, whose id is its pid
+/// (see ``CommandRunner``). It is added here when it is spawned and removed
+/// once it has exited, before it is reaped, under the same lock as
+/// ``killAll()``: a signal from here never reaches a number the system has
+/// since given to another process.
+///
+/// What this cannot cover: a Forage killed with SIGKILL runs no code, so its
+/// programs keep running, with init as their parent, until they end by
+/// themselves (no timeout reaches them). Linux's `PR_SET_PDEATHSIG` would
+/// have the kernel signal them, but it must be set in the child between
+/// fork and exec, which `posix_spawn` offers no step for, and it fires when
+/// the spawning *thread* ends, not the process: a Swift concurrency thread
+/// that the runtime retires would kill a healthy program.
+public enum ChildProcesses {
+  private static let groups = Locked<Set<pid_t>>([])
+
+  /// Records a started program's process group.
+  static func add(_ group: pid_t) {
+    groups.withLock { _ = $0.insert(group) }
+  }
+
+  /// Forgets a program that has exited; call before reaping it.
+  static func remove(_ group: pid_t) {
+    groups.withLock { _ = $0.remove(group) }
+  }
+
+  /// The process groups of the programs running now, in no order.
+  public static var running: [pid_t] { groups.withLock { Array($0) } }
+
+  /// Sends SIGKILL to the process group of every program running now (and to
+  /// the program itself, should it have left its group), for a process that
+  /// is about to exit without waiting for them.
+  ///
+  /// - Returns: how many programs were signalled.
+  @discardableResult
+  public static func killAll() -> Int {
+    groups.withLock { groups in
+      for group in groups where kill(-group, SIGKILL) != 0 { kill(group, SIGKILL) }
+      return groups.count
+    }
+  }
+}
