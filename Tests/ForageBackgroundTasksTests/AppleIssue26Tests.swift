@@ -12,6 +12,19 @@ import ForageTestSupport
 
 let crawlID = "com.example.crawl"
 
+/// A presenter that does not answer until released (at most 60 s), deaf
+/// to cancellation.
+final class HangingPresenter: LocalNotificationPresenter {
+  private let state = Locked((calls: 0, released: false))
+  var calls: Int { state.withLock { $0.calls } }
+  var isReleased: Bool { state.withLock { $0.released } }
+  func release() { state.withLock { $0.released = true } }
+  func present(_ notification: LocalNotification) async throws {
+    state.withLock { $0.calls += 1 }
+    for _ in 0..<6000 where !isReleased { usleep(10_000) }
+  }
+}
+
 /// The adapter's crash paths and silent failures on iOS (issue 26), each
 /// tripping one of the stand-in's rules on the code before the fix.
 extension StandInTests {
@@ -113,37 +126,41 @@ extension StandInTests {
       #expect(await tasks.scheduler.pendingTaskRequests().map(\.identifier) == [news, prices])
     }
 
-    @Test func test_issue26_expiration_isFollowedByCompletionWithinTheGrace_whileARequestStillHangs() async throws {
+    @Test func test_issue26_expiration_isFollowedByCompletionWithinTheGrace_whileTheJobStillWaits() async throws {
       freshSystem(permitted: [refreshID])
-      let release = Locked(false)
+      let price = Locked(12)
       let server = try TestServer(routes: [
         "/": Route { _ in
-          // Hangs until the test is done (at most 60 s).
-          for _ in 0..<6000 where !release.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.01) }
-          return .html("<h1>home</h1>")
+          .html(#"<div class="product" data-sku="lamp"><h1 class="product-title">Lamp</h1><span class="price">$\#(price.withLock { $0 })</span></div>"#)
         }
       ])
-      defer {
-        release.withLock { $0 = true }
-        server.stop()
-      }
-      var config = shopConfig(server.baseURL)
+      defer { server.stop() }
+      var config = shopConfig(server.baseURL, notify: [NotifyChannel(target: .local)])
       config.fetch.robotsTxt = false
-      config.fetch.timeout = .seconds(60)
+      config.sources[0].crawl = nil
       let dir = TemporaryDirectory()
       let engine = Engine(config: config, store: try SQLiteStore(path: dir.file("s.sqlite")))
-      let tasks = AppBackgroundTasks(engine: engine, conditions: FixedConditions(.chargingOnWiFi), notifications: nil)
+      let presenter = HangingPresenter()
+      defer { presenter.release() }
+      let tasks = AppBackgroundTasks(engine: engine, conditions: FixedConditions(.chargingOnWiFi), notifications: presenter)
       tasks.registerLaunchHandlers()
       try await tasks.scheduleAll()
       #expect(BGTaskScheduler.shared._simulateLaunchForTaskWithIdentifier(refreshID))
-      #expect(await eventually { server.requestCount > 0 })
+      #expect(await eventually { BGTaskScheduler.shared._completions.count == 1 })
+
+      // The price changes; its notification is handed to a presenter that
+      // does not answer (a system service stuck, deaf to cancellation).
+      price.withLock { $0 = 10 }
+      #expect(BGTaskScheduler.shared._simulateLaunchForTaskWithIdentifier(refreshID))
+      #expect(await eventually { presenter.calls > 0 })
       #expect(BGTaskScheduler.shared._simulateExpirationForTaskWithIdentifier(refreshID))
-      // The grace is 1 s; 15 s is a generous bound for a loaded machine. The
-      // request still hangs: iOS hears the completion without waiting for it.
-      #expect(await eventually(15) { !BGTaskScheduler.shared._completions.isEmpty })
-      #expect(release.withLock { !$0 })
-      #expect(BGTaskScheduler.shared._completions.map(\.success) == [false])
-      // The next launch is still scheduled.
+      // The grace is 1 s; 15 s is a generous bound for a loaded machine.
+      // iOS hears the completion while the job still waits.
+      #expect(await eventually(15) { BGTaskScheduler.shared._completions.count == 2 })
+      #expect(!presenter.isReleased)
+      #expect(BGTaskScheduler.shared._completions.map(\.success) == [true, false])
+      // What the launch fetched is committed, and the next launch is scheduled.
+      #expect(try await recordCount(engine.store) == 1)
       #expect(await BGTaskScheduler.shared.pendingTaskRequests().map(\.identifier) == [refreshID])
     }
 
