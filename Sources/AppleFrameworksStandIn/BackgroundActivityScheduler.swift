@@ -36,15 +36,16 @@ open class NSBackgroundActivityScheduler: NSObject {
     case deferred = 2
   }
 
-  /// The handler the block calls when its work ends (`NSBackgroundActivityCompletionHandler`).
-  public typealias CompletionHandler = (NSBackgroundActivityScheduler.Result) -> Void
+  /// The handler the block calls when its work ends
+  /// (`NSBackgroundActivityCompletionHandler`, `@Sendable` in the macOS 26 SDK).
+  public typealias CompletionHandler = @Sendable (NSBackgroundActivityScheduler.Result) -> Void
 
   private struct State: @unchecked Sendable {
     var qualityOfService = QualityOfService.background
     var repeats = false
     var interval: TimeInterval = 0
     var tolerance: TimeInterval?
-    var block: ((@escaping CompletionHandler) -> Void)?
+    var block: (@Sendable (@escaping CompletionHandler) -> Void)?
     var invalidated = false
     var shouldDefer = false
     var invocations = 0
@@ -106,10 +107,11 @@ open class NSBackgroundActivityScheduler: NSObject {
   }
 
   /// Begins scheduling the activity; the block runs on a serial background
-  /// queue and must call its completion handler when its work ends.
+  /// queue and must call its completion handler when its work ends (the
+  /// block is `@Sendable` in the macOS 26 SDK).
   ///
   /// - SeeAlso: <https://developer.apple.com/documentation/foundation/nsbackgroundactivityscheduler/schedule(_:)>
-  open func schedule(_ block: @escaping (@escaping NSBackgroundActivityScheduler.CompletionHandler) -> Void) {
+  open func schedule(_ block: @escaping @Sendable (@escaping NSBackgroundActivityScheduler.CompletionHandler) -> Void) {
     let again = state.withLock { s -> Bool in
       defer { s.block = block }
       return s.block != nil
@@ -179,14 +181,13 @@ open class NSBackgroundActivityScheduler: NSObject {
 
 /// Carries the activity's non-Sendable block to its queue, as the system does.
 private struct UncheckedActivityRun: @unchecked Sendable {
-  let block: (@escaping NSBackgroundActivityScheduler.CompletionHandler) -> Void
+  let block: @Sendable (@escaping NSBackgroundActivityScheduler.CompletionHandler) -> Void
   let scheduler: NSBackgroundActivityScheduler
   let invocation: Int
 
   func start() {
     let answered = Locked(false)
-    let scheduler = self.scheduler, invocation = self.invocation
-    block { result in scheduler.finished(result, invocation: invocation, answered: answered) }
+    block { [self] result in scheduler.finished(result, invocation: invocation, answered: answered) }
   }
 }
 #endif

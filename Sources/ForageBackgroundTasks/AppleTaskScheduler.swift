@@ -201,7 +201,7 @@ final class BGTaskSchedulerHost: TaskSchedulerHost {
   // MARK: Continued processing (iOS 26)
 
   private func submitContinued(_ r: ContinuedProcessingTaskRequest) throws(SchedulerError) {
-    #if (os(iOS) && !targetEnvironment(macCatalyst)) || os(Linux)
+    #if ((os(iOS) && !targetEnvironment(macCatalyst)) || os(Linux)) && compiler(>=6.2)
     guard #available(iOS 26.0, *) else {
       throw SchedulerError.unsupportedTaskKind.with(identifier: r.identifier, detail: "continued processing needs iOS 26")
     }
@@ -244,7 +244,7 @@ final class BGTaskSchedulerHost: TaskSchedulerHost {
   }
 
   private func continuedRequest(_ request: BGTaskRequest) -> AnyTaskRequest? {
-    #if (os(iOS) && !targetEnvironment(macCatalyst)) || os(Linux)
+    #if ((os(iOS) && !targetEnvironment(macCatalyst)) || os(Linux)) && compiler(>=6.2)
     guard #available(iOS 26.0, *), let c = request as? BGContinuedProcessingTaskRequest,
       let task = plan.continued.first(where: { c.identifier.hasPrefix($0 + ".") })
     else { return nil }
@@ -295,7 +295,7 @@ final class AppleLaunch: @unchecked Sendable {
 
   /// The kind of Forage task an Apple task is.
   static func kind(of task: BGTask) -> TaskKind {
-    #if (os(iOS) && !targetEnvironment(macCatalyst)) || os(Linux)
+    #if ((os(iOS) && !targetEnvironment(macCatalyst)) || os(Linux)) && compiler(>=6.2)
     if #available(iOS 26.0, *), task is BGContinuedProcessingTask { return .continuedProcessing }
     #endif
     return task is BGProcessingTask ? .processing : .appRefresh
@@ -373,7 +373,7 @@ struct ContinuedProgress: @unchecked Sendable {
   private let update: (RunSummary) -> Void
   private let done: () -> Void
 
-  #if (os(iOS) && !targetEnvironment(macCatalyst)) || os(Linux)
+  #if ((os(iOS) && !targetEnvironment(macCatalyst)) || os(Linux)) && compiler(>=6.2)
   @available(iOS 26.0, *)
   init(_ task: BGContinuedProcessingTask) {
     let title = task.title
