@@ -63,6 +63,8 @@ final class BGTaskSchedulerHost: TaskSchedulerHost {
     var continuedIdentifiers: [String: [String]] = [:]
     /// The running continued-processing launches, by task.
     var progress: [String: ContinuedProgress] = [:]
+    /// Continued-processing tasks submitted or running: each runs once per start.
+    var continuedActive: Set<String> = []
   }
   private let state: Locked<State>
 
@@ -166,7 +168,11 @@ final class BGTaskSchedulerHost: TaskSchedulerHost {
       if others { submitShared(earliest: next) } else { BGTaskScheduler.shared.cancel(taskRequestWithIdentifier: carrier) }
       return
     }
-    let continued = state.withLock { $0.continuedIdentifiers.removeValue(forKey: identifier) } ?? []
+    let continued: [String] = state.withLock { s in
+      // A running one stays active: it ends by itself.
+      if s.progress[identifier] == nil { s.continuedActive.remove(identifier) }
+      return s.continuedIdentifiers.removeValue(forKey: identifier) ?? []
+    }
     for apple in continued { BGTaskScheduler.shared.cancel(taskRequestWithIdentifier: apple) }
     BGTaskScheduler.shared.cancel(taskRequestWithIdentifier: identifier)
   }
@@ -175,6 +181,7 @@ final class BGTaskSchedulerHost: TaskSchedulerHost {
     state.withLock { s in
       s.refresh.cancelAll()
       s.continuedIdentifiers = [:]
+      s.continuedActive = Set(s.progress.keys)
     }
     BGTaskScheduler.shared.cancelAllTaskRequests()
   }
@@ -208,6 +215,12 @@ final class BGTaskSchedulerHost: TaskSchedulerHost {
     guard let handler = state.withLock({ $0.handlers[r.identifier] }) else {
       throw SchedulerError.launchHandlerNotRegistered.with(identifier: r.identifier, detail: "")
     }
+    // One run per start: a second start while one is pending or running
+    // (or a launch resubmitting itself) would show two progress bars.
+    guard state.withLock({ $0.continuedActive.insert(r.identifier).inserted }) else {
+      throw SchedulerError.unavailable.with(
+        identifier: r.identifier, detail: "it is already started; it can be started again once it ends")
+    }
     // iOS wants `<prefix>.<unique>` under a `<prefix>.*` entry, registered
     // when submitted (exempt from the before-launch rule), each once.
     let apple = r.identifier + "." + UUID().uuidString
@@ -222,11 +235,13 @@ final class BGTaskSchedulerHost: TaskSchedulerHost {
           s.progress[r.identifier]?.finish()
           s.progress[r.identifier] = nil
           s.continuedIdentifiers[r.identifier]?.removeAll { $0 == apple }
+          s.continuedActive.remove(r.identifier)
         }
       }
       handler(LaunchMember(launch: launch, identifier: r.identifier, kind: .continuedProcessing))
     }
     guard registered else {
+      state.withLock { _ = $0.continuedActive.remove(r.identifier) }
       throw SchedulerError.notPermitted.with(
         identifier: r.identifier, detail: "add \(r.identifier).* to BGTaskSchedulerPermittedIdentifiers in Info.plist")
     }
@@ -235,6 +250,7 @@ final class BGTaskSchedulerHost: TaskSchedulerHost {
     do {
       try BGTaskScheduler.shared.submit(request)
     } catch {
+      state.withLock { _ = $0.continuedActive.remove(r.identifier) }
       throw AppleErrors.schedulerError(error, identifier: r.identifier)
     }
     state.withLock { $0.continuedIdentifiers[r.identifier, default: []].append(apple) }

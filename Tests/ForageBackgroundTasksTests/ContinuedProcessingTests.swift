@@ -41,6 +41,8 @@ extension StandInTests {
       #expect(request.title == "Refreshing the shop" && request.subtitle == "Starting")
       #expect(request.strategy == .queue && request.requiredResources == [])
       #expect(await tasks.scheduler.pendingTaskRequests().map(\.identifier) == [everythingID, refreshID])
+      // Started twice before it ran: one run.
+      #expect(throws: SchedulerError.unavailable) { try tasks.startContinuedProcessing(everythingID, title: "Again") }
 
       #expect(BGTaskScheduler.shared._simulateLaunchForTaskWithIdentifier(request.identifier))
       #expect(await eventually { BGTaskScheduler.shared._completions.count == 1 })
@@ -100,6 +102,9 @@ extension StandInTests {
         try tasks.startContinuedProcessing(everythingID, title: "t", strategy: .fail)
       }
       try tasks.startContinuedProcessing(everythingID, title: "t", strategy: .queue)  // waits instead
+      tasks.scheduler.cancel(taskRequestWithIdentifier: everythingID)
+      #expect(await BGTaskScheduler.shared.pendingTaskRequests().isEmpty)
+      try tasks.startContinuedProcessing(everythingID, title: "t")  // cancelled: may start again
     }
   }
 }
