@@ -65,6 +65,9 @@ final class BGTaskSchedulerHost: TaskSchedulerHost {
     var progress: [String: ContinuedProgress] = [:]
     /// Continued-processing tasks submitted or running: each runs once per start.
     var continuedActive: Set<String> = []
+    /// Whether refresh requests of other members (an earlier version of the
+    /// app submitted one each) were cancelled: they would keep the shared one out.
+    var straysCancelled = false
   }
   private let state: Locked<State>
 
@@ -136,7 +139,11 @@ final class BGTaskSchedulerHost: TaskSchedulerHost {
     switch request {
     case .appRefresh(let r):
       if let carrier, plan.refresh.contains(r.identifier) {
-        let earliest = state.withLock { $0.refresh.submit(r.identifier, earliest: r.earliestBeginDate) }
+        let (earliest, strays) = state.withLock { s in
+          defer { s.straysCancelled = true }
+          return (s.refresh.submit(r.identifier, earliest: r.earliestBeginDate), s.straysCancelled ? [] : plan.refresh.dropFirst())
+        }
+        for stray in strays { BGTaskScheduler.shared.cancel(taskRequestWithIdentifier: stray) }
         let shared = BGAppRefreshTaskRequest(identifier: carrier)
         shared.earliestBeginDate = earliest
         apple = shared
@@ -196,6 +203,11 @@ final class BGTaskSchedulerHost: TaskSchedulerHost {
           return s.refresh.pending
         }
         out += members.map { .appRefresh(AppRefreshTaskRequest(identifier: $0.identifier, earliestBeginDate: $0.earliest)) }
+      } else if request is BGAppRefreshTaskRequest, plan.refresh.contains(request.identifier) {
+        // Another member's own request, from an earlier version of the app:
+        // not counted, so the member is submitted into the shared request
+        // (which cancels this one).
+        continue
       } else if let forage = continuedRequest(request) {
         out.append(forage)
       } else {
