@@ -1,5 +1,30 @@
 // swift-tools-version:6.1
+import Foundation
 import PackageDescription
+
+/// Whether the `Postgres` trait is on by default: always on Linux (Debian's
+/// libpq-dev, installed by scripts/setup); on a Mac only where libpq's
+/// header is installed (Homebrew's, or Postgres.app's), so that a fresh Mac
+/// with Xcode alone builds, without PostgreSQL stores. `FORAGE_POSTGRES=1`
+/// or `=0` in the environment decides instead; `--traits Postgres` and
+/// `--disable-default-traits` still override either way.
+let postgresByDefault: Bool = {
+  switch ProcessInfo.processInfo.environment["FORAGE_POSTGRES"] {
+  case "1": return true
+  case "0": return false
+  default: break
+  }
+  #if os(Linux)
+  return true
+  #else
+  let headers = [
+    "/opt/homebrew/opt/libpq/include/libpq-fe.h", "/usr/local/opt/libpq/include/libpq-fe.h",
+    "/opt/homebrew/include/libpq-fe.h", "/usr/local/include/libpq-fe.h",
+    "/Applications/Postgres.app/Contents/Versions/latest/include/libpq-fe.h",
+  ]
+  return headers.contains { FileManager.default.fileExists(atPath: $0) }
+  #endif
+}()
 
 /// Forage: keeps web data fresh in the background.
 ///
@@ -21,12 +46,13 @@ let package = Package(
     .executable(name: "forage-bench", targets: ["ForageBench"]),
     .library(name: "ForagePostgres", targets: ["ForagePostgres"]),
   ],
-  // `Postgres` (on by default) builds ForagePostgres over libpq and lets the
-  // CLI open `postgres://` stores; `--disable-default-traits` builds the rest
+  // `Postgres` (on by default where libpq is installed: see
+  // `postgresByDefault`) builds ForagePostgres over libpq and lets the CLI
+  // open `postgres://` stores; `--disable-default-traits` builds the rest
   // without libpq (an iOS app that only wants the library).
   traits: [
-    .trait(name: "Postgres", description: "PostgreSQL stores through libpq (Debian: libpq-dev)."),
-    .default(enabledTraits: ["Postgres"]),
+    .trait(name: "Postgres", description: "PostgreSQL stores through libpq (Debian: libpq-dev; macOS: brew install libpq)."),
+    .default(enabledTraits: postgresByDefault ? ["Postgres"] : []),
   ],
   targets: [
     // C libraries from the system (Debian: libcurl4-openssl-dev, libsqlite3-dev).

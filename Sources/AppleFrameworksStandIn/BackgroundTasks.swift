@@ -2,30 +2,31 @@
 // behaviour.
 //
 // A test-support module for Linux: it declares the subset of Apple's
-// BackgroundTasks, UserNotifications and background URLSession API that
-// `ForageBackgroundTasks` uses, with Apple's names, signatures, optionality
-// and documented behaviour, so that the adapter's source compiles unchanged
-// here and against the real frameworks on Apple platforms
-// (`#if canImport(BackgroundTasks)` chooses). Package.swift links it into the
-// adapter on Linux only: it never ships in an Apple build.
+// BackgroundTasks, UserNotifications, Foundation (NSBackgroundActivityScheduler)
+// and background URLSession API that `ForageBackgroundTasks` uses, with
+// Apple's names, signatures, optionality and availability, so that the
+// adapter's source compiles unchanged here and against the real frameworks
+// on Apple platforms (`#if os(iOS) || os(visionOS)` chooses BackgroundTasks,
+// `#if os(macOS)` NSBackgroundActivityScheduler). Package.swift links it
+// into the adapter on Linux only: it never ships in an Apple build.
 //
-// Each declaration cites the Apple documentation page its signature is
-// copied from. Where Apple documents a behaviour (which queue runs the
-// launch handler, that registering after launch terminates the app, one
-// pending refresh request at a time…), the stand-in does the same; where a
-// real app would be terminated, it records the failure instead
-// (`BGTaskScheduler._preconditionFailures`) so a test can observe it.
+// Every signature was checked against Apple's SDK headers; docs/apple.md
+// lists each with the header and SDK it was read in. Where Apple documents
+// a runtime rule (one handler per identifier, registration before launch
+// finishes, one pending refresh request…), the stand-in enforces it: what a
+// device answers with a crash or a silent failure is reported as an
+// `_AppleRuleViolation` (RuleViolations.swift), which the adapter's tests
+// fail on unless they expect it.
 //
 // Members whose names start with an underscore are test-only hooks, in the
 // spirit of the private debugger command
 // `_simulateLaunchForTaskWithIdentifier:`; they do not exist on Apple's
 // types, and the adapter never calls them.
 //
-// Sendable: Apple's documented declarations (`class BGTaskScheduler`,
-// `class BGTask`, `var expirationHandler: (() -> Void)?`…) carry no
-// `Sendable`, so neither do these; the adapter must not rely on it. The
-// classes keep their state behind a lock, so they are safe to call from any
-// thread, as Apple's are.
+// Sendable: Apple's headers mark none of these classes `NS_SWIFT_SENDABLE`,
+// nor the launch handler or `expirationHandler` blocks, so neither are
+// these; the adapter must not rely on it. The classes keep their state
+// behind a lock, so they are safe to call from any thread, as Apple's are.
 
 // Linux only: on Apple platforms this module is empty, so it can never
 // stand in for the real frameworks there.
@@ -33,10 +34,12 @@
 import Foundation
 import ForageSupport
 
-/// A class for scheduling tasks that add background support to your app's
-/// most critical work.
+/// A class for scheduling task requests that launch your app in the background.
 ///
 /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler>
+@available(iOS 13.0, tvOS 13.0, *)
+@available(macOS, unavailable)
+@available(watchOS, unavailable)
 open class BGTaskScheduler: NSObject {
   /// The errors of the `BGTaskSchedulerErrorDomain` domain.
   ///
@@ -48,21 +51,16 @@ open class BGTaskScheduler: NSObject {
     public enum Code: Int, Sendable, Hashable {
       /// The app or extension can't schedule background work (Background
       /// App Refresh is off, or the app runs in Simulator).
-      ///
-      /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/error/code/unavailable>
       case unavailable = 1
       /// There are too many pending tasks of the type requested.
-      ///
-      /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/error/code/toomanypendingtaskrequests>
       case tooManyPendingTaskRequests = 2
-      /// The app isn't permitted to launch the task (the identifier is not in
-      /// `BGTaskSchedulerPermittedIdentifiers`, or the background mode is missing).
-      ///
-      /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/error/code/notpermitted>
+      /// The app isn't permitted to schedule the task (the identifier is
+      /// not in `BGTaskSchedulerPermittedIdentifiers`, the background mode
+      /// is missing, or a continued-processing request asks for resources
+      /// the device lacks).
       case notPermitted = 3
-      /// A continued-processing task cannot run now.
-      ///
-      /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/error/code/immediaterunineligible>
+      /// A continued-processing request with the `.fail` strategy cannot
+      /// run now (iOS 26 SDK).
       case immediateRunIneligible = 4
 
       /// `catch BGTaskScheduler.Error.notPermitted`, as with a bridged NSError code.
@@ -71,7 +69,6 @@ open class BGTaskScheduler: NSObject {
       }
     }
 
-
     /// The error's code.
     public let code: Code
 
@@ -79,12 +76,10 @@ open class BGTaskScheduler: NSObject {
     /// initializer exists only here, for the stand-in to throw them).
     public init(_ code: Code) { self.code = code }
 
-    /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/error/unavailable>
     public static var unavailable: Code { .unavailable }
-    /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/error/toomanypendingtaskrequests>
     public static var tooManyPendingTaskRequests: Code { .tooManyPendingTaskRequests }
-    /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/error/notpermitted>
     public static var notPermitted: Code { .notPermitted }
+    public static var immediateRunIneligible: Code { .immediateRunIneligible }
 
     public var description: String { "BGTaskSchedulerErrorDomain error \(code.rawValue)" }
   }
@@ -95,9 +90,39 @@ open class BGTaskScheduler: NSObject {
   public class var shared: BGTaskScheduler { sharedInstance }
   nonisolated(unsafe) private static let sharedInstance = BGTaskScheduler()
 
+  /// The resources the device supports for continued-processing requests
+  /// (iOS 26 SDK: a class property).
+  ///
+  /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/supportedresources>
+  @available(iOS 26.0, *)
+  @available(macOS, unavailable)
+  @available(tvOS, unavailable)
+  @available(visionOS, unavailable)
+  @available(macCatalyst, unavailable)
+  public class var supportedResources: BGContinuedProcessingTaskRequest.Resources {
+    sharedInstance.state.withLock { BGContinuedProcessingTaskRequest.Resources(rawValue: $0.supportedResources) }
+  }
+
   private struct Registration {
     let queue: DispatchQueue?
     let handler: (BGTask) -> Void
+  }
+
+  /// How an identifier matches `BGTaskSchedulerPermittedIdentifiers`.
+  private enum Match { case none, exact, wildcard }
+
+  /// The three families Apple counts pending requests by.
+  private enum Family {
+    case refresh, processing, continued
+    init(_ request: BGTaskRequest) {
+      if request is BGAppRefreshTaskRequest {
+        self = .refresh
+      } else if request is BGContinuedProcessingTaskRequest {
+        self = .continued
+      } else {
+        self = .processing
+      }
+    }
   }
 
   /// What the system keeps for the app. The handlers are Apple's
@@ -108,22 +133,37 @@ open class BGTaskScheduler: NSObject {
     var pending: [BGTaskRequest] = []
     var launchingFinished = false
     var refreshAvailable = true
+    var immediateRunEligible = true
+    var supportedResources = 0
     var running: [String: BGTask] = [:]
-    var failures: [String] = []
     var completions: [(String, Bool)] = []
     var submissions: [String] = []
+    var launched: [BGTask] = []
+
+    func match(_ identifier: String) -> Match {
+      if permitted.contains(identifier) { return .exact }
+      for entry in permitted where entry.hasSuffix(".*") {
+        let prefix = entry.dropLast()  // keeps the dot
+        if identifier.hasPrefix(prefix) && identifier.count > prefix.count { return .wildcard }
+      }
+      return .none
+    }
   }
 
   private let state = Locked(State())
+  /// The queue of handlers registered with a nil queue: one serial queue,
+  /// so two launches never run their handlers at once.
+  private let defaultQueue = DispatchQueue(label: "com.apple.backgroundtasks.default", qos: .background)
 
   override init() { super.init() }
 
-  /// Register a launch handler for the task with the associated identifier
-  /// that's executed on the specified queue (`nil`: a default background
-  /// queue). Every registration must be complete before the app finishes
-  /// launching; registering later, or twice for one identifier, raises
-  /// `NSInternalInconsistencyException` (here: recorded in
-  /// ``_preconditionFailures``, and `false` is returned).
+  /// Registers a launch handler for the task with the associated
+  /// identifier, executed on `queue` (nil: a default background queue).
+  ///
+  /// Enforced as Apple's header says: every registration before the app
+  /// finishes launching (continued-processing identifiers, matched by a
+  /// `prefix.*` entry, are exempt), each identifier once. Breaking either
+  /// is a crash on a device and an `_AppleRuleViolation` here.
   ///
   /// - Returns: `true` if the handler was registered; `false` if the
   ///   identifier isn't in `BGTaskSchedulerPermittedIdentifiers`.
@@ -133,66 +173,86 @@ open class BGTaskScheduler: NSObject {
     launchHandler: @escaping (BGTask) -> Void
   ) -> Bool {
     let registration = Registration(queue: queue, handler: launchHandler)
-    return state.withLock { s in
-      if s.launchingFinished {
-        s.failures.append("All launch handlers must be registered before application finishes launching")
-        return false
+    typealias Refusal = (_AppleRuleViolation.Rule, String)
+    let (accepted, refusal): (Bool, Refusal?) = state.withLock { s in
+      let match = s.match(identifier)
+      if s.launchingFinished && match != .wildcard {
+        return (false, (.registeredAfterLaunch, "All launch handlers must be registered before application finishes launching"))
       }
       if s.registrations[identifier] != nil {
-        s.failures.append("Launch handler for task with identifier \(identifier) has already been registered")
-        return false
+        return (false, (.registeredTwice, "Launch handler for task with identifier \(identifier) has already been registered"))
       }
-      guard s.permitted.contains(identifier) else { return false }
+      guard match != .none else {
+        return (false, (.notPermitted, "No task request with identifier \(identifier) is permitted: it is not in BGTaskSchedulerPermittedIdentifiers"))
+      }
       s.registrations[identifier] = registration
-      return true
+      return (true, nil)
     }
+    if let refusal { _AppleRules.report(refusal.0, refusal.1) }
+    return accepted
   }
 
-  /// Submit a previously registered background task for execution. A
+  /// Submits a previously registered background task for execution. A
   /// request for an identifier already pending replaces it; at most one
-  /// refresh request and ten processing requests may be pending.
+  /// refresh request and ten processing requests may be pending (the
+  /// refusal is also an `_AppleRuleViolation`: the task would never run).
   ///
-  /// - Throws: `BGTaskScheduler.Error` `.notPermitted` (identifier not in
-  ///   the permitted list), `.unavailable` (Background App Refresh off),
-  ///   `.tooManyPendingTaskRequests`.
+  /// - Throws: `BGTaskScheduler.Error` `.notPermitted`, `.unavailable`,
+  ///   `.tooManyPendingTaskRequests`, `.immediateRunIneligible`.
   /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/submit(_:)>
   open func submit(_ taskRequest: BGTaskRequest) throws {
     let copy = taskRequest.copy() as! BGTaskRequest
-    let error: Code? = state.withLock { s in
-      guard s.permitted.contains(copy.identifier) else { return .notPermitted }
-      guard s.refreshAvailable else { return .unavailable }
-      let isRefresh = copy is BGAppRefreshTaskRequest
-      let others = s.pending.filter { $0.identifier != copy.identifier && ($0 is BGAppRefreshTaskRequest) == isRefresh }
-      if others.count >= (isRefresh ? 1 : 10) { return .tooManyPendingTaskRequests }
+    typealias Outcome = (code: Code?, violation: (_AppleRuleViolation.Rule, String)?)
+    let outcome: Outcome = state.withLock { s in
+      let family = Family(copy)
+      let match = s.match(copy.identifier)
+      // Continued-processing identifiers come under a `prefix.*` entry, the others by name.
+      guard family == .continued ? match == .wildcard : match == .exact else {
+        return (.notPermitted, (.notPermitted, "Task request with identifier \(copy.identifier) is not permitted: add it to BGTaskSchedulerPermittedIdentifiers"))
+      }
+      guard s.refreshAvailable else { return (.unavailable, nil) }
+      switch family {
+      case .continued:
+        let request = copy as! BGContinuedProcessingTaskRequest
+        if request.requiredResources.rawValue & ~s.supportedResources != 0 {
+          return (.notPermitted, (.notPermitted, "Task request with identifier \(copy.identifier) asks for resources this device does not support"))
+        }
+        if !s.immediateRunEligible && request.strategy == .fail { return (.immediateRunIneligible, nil) }
+      case .refresh, .processing:
+        let others = s.pending.filter { $0.identifier != copy.identifier && Family($0) == family }
+        if family == .refresh && others.count >= 1 {
+          return (.tooManyPendingTaskRequests, (.tooManyRefreshRequests, "A refresh request for \(others[0].identifier) is pending: \(copy.identifier) is refused (one refresh request per app)"))
+        }
+        if family == .processing && others.count >= 10 {
+          return (.tooManyPendingTaskRequests, (.tooManyProcessingRequests, "Ten processing requests are pending: \(copy.identifier) is refused"))
+        }
+      }
       s.pending.removeAll { $0.identifier == copy.identifier }
       s.pending.append(copy)
       s.submissions.append(copy.identifier)
-      if s.registrations[copy.identifier] == nil {
-        // iOS accepts the request and raises when it would launch it.
-        s.failures.append("No launch handler registered for task with identifier \(copy.identifier)")
-      }
-      return nil
+      return (nil, nil)
     }
-    if let error { throw Error(error) }
+    if let violation = outcome.violation { _AppleRules.report(violation.0, violation.1) }
+    if let code = outcome.code { throw Error(code) }
   }
 
   private typealias Code = Error.Code
 
-  /// Cancel a previously scheduled task request.
+  /// Cancels a previously scheduled task request.
   ///
   /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/cancel(taskrequestwithidentifier:)>
   open func cancel(taskRequestWithIdentifier identifier: String) {
     state.withLock { $0.pending.removeAll { $0.identifier == identifier } }
   }
 
-  /// Cancel all scheduled task requests.
+  /// Cancels all scheduled task requests.
   ///
   /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/cancelalltaskrequests()>
   open func cancelAllTaskRequests() {
     state.withLock { $0.pending.removeAll() }
   }
 
-  /// Request a list of unexecuted scheduled task requests.
+  /// The requests submitted and not yet launched (copies).
   ///
   /// The `async` form Swift imports of `getPendingTaskRequests(completionHandler:)`.
   ///
@@ -203,7 +263,8 @@ open class BGTaskScheduler: NSObject {
 
   // MARK: - Test-only hooks (not Apple API)
 
-  /// Test only: the app's `BGTaskSchedulerPermittedIdentifiers` (Info.plist).
+  /// Test only: the app's `BGTaskSchedulerPermittedIdentifiers` (Info.plist);
+  /// an entry ending in `.*` admits continued-processing identifiers under it.
   public func _setPermittedIdentifiers(_ identifiers: [String]) {
     state.withLock { $0.permitted = identifiers }
   }
@@ -211,6 +272,19 @@ open class BGTaskScheduler: NSObject {
   /// Test only: the Background App Refresh setting (off: `submit` throws `.unavailable`).
   public func _setBackgroundRefreshAvailable(_ available: Bool) {
     state.withLock { $0.refreshAvailable = available }
+  }
+
+  /// Test only: whether the system can start a continued-processing task
+  /// now (when not, a `.fail` request throws `.immediateRunIneligible` and
+  /// a `.queue` one waits).
+  public func _setImmediateRunEligible(_ eligible: Bool) {
+    state.withLock { $0.immediateRunEligible = eligible }
+  }
+
+  /// Test only: the device's `supportedResources` (none by default).
+  @available(iOS 26.0, *)
+  public func _setSupportedResources(_ resources: BGContinuedProcessingTaskRequest.Resources) {
+    state.withLock { $0.supportedResources = resources.rawValue }
   }
 
   /// Test only: the app finished launching (UIKit's
@@ -221,7 +295,7 @@ open class BGTaskScheduler: NSObject {
 
   /// Test only: forgets everything, as a new process of the app would find
   /// the system (pending requests are kept when `keepPending`, as iOS keeps
-  /// them across launches of the app).
+  /// them across launches of the app; the permitted list is kept).
   public func _reset(keepPending: Bool = false) {
     state.withLock { s in
       let pending = s.pending
@@ -232,9 +306,9 @@ open class BGTaskScheduler: NSObject {
     }
   }
 
-  /// Test only: what would have terminated the app, in order (Apple's
-  /// `NSInternalInconsistencyException` reasons).
-  public var _preconditionFailures: [String] { state.withLock { $0.failures } }
+  /// Test only: the messages of the violations recorded so far (Apple's
+  /// `NSInternalInconsistencyException` reasons), in order.
+  public var _preconditionFailures: [String] { _AppleRules._recorded.map(\.message) }
 
   /// Test only: every `setTaskCompleted(success:)` the system heard, in order.
   public var _completions: [(identifier: String, success: Bool)] {
@@ -244,37 +318,62 @@ open class BGTaskScheduler: NSObject {
   /// Test only: the identifiers of accepted submissions, in order.
   public var _submissions: [String] { state.withLock { $0.submissions } }
 
+  /// Test only: every task launched, in order.
+  public var _launched: [BGTask] { state.withLock { $0.launched } }
+
+  /// Test only: the task running under `identifier`, if any.
+  public func _runningTask(_ identifier: String) -> BGTask? {
+    state.withLock { $0.running[identifier] }
+  }
+
   /// Test only: launches the task, as the debugger command
   /// `e -l objc -- (void)[[BGTaskScheduler sharedScheduler]
   /// _simulateLaunchForTaskWithIdentifier:@"…"]` does: the pending request
   /// is taken off the list and the handler runs on its registration's
-  /// queue (a background queue when it gave none).
+  /// queue (the scheduler's serial background queue when it gave none).
+  /// A pending request with no handler is a crash on a device: reported
+  /// as `.launchWithoutHandler`.
   ///
   /// - Returns: false when no request for `identifier` is pending or no
-  ///   handler is registered (the debugger command then only logs).
+  ///   handler is registered.
   @discardableResult
   public func _simulateLaunchForTaskWithIdentifier(_ identifier: String) -> Bool {
-    typealias Launch = (registration: Registration, task: BGTask)
-    let launch: Launch? = state.withLock { s -> Launch? in
-      guard let registration = s.registrations[identifier],
-        let index = s.pending.firstIndex(where: { $0.identifier == identifier })
-      else { return nil }
+    enum Outcome { case launch(Registration, BGTask), noHandler, notPending }
+    let outcome: Outcome = state.withLock { s in
+      guard let index = s.pending.firstIndex(where: { $0.identifier == identifier }) else { return .notPending }
       let request = s.pending.remove(at: index)
-      let task: BGTask =
-        request is BGProcessingTaskRequest
-        ? BGProcessingTask(identifier: identifier, scheduler: self) : BGAppRefreshTask(identifier: identifier, scheduler: self)
+      guard let registration = s.registrations[identifier] else { return .noHandler }
+      let task: BGTask
+      switch request {
+      case let continued as BGContinuedProcessingTaskRequest:
+        task = BGContinuedProcessingTask(
+          identifier: identifier, scheduler: self, title: continued.title, subtitle: continued.subtitle)
+      case is BGProcessingTaskRequest:
+        task = BGProcessingTask(identifier: identifier, scheduler: self)
+      default:
+        task = BGAppRefreshTask(identifier: identifier, scheduler: self)
+      }
       s.running[identifier] = task
-      return (registration, task)
+      s.launched.append(task)
+      return .launch(registration, task)
     }
-    guard let launch else { return false }
-    let run = UncheckedLaunch(launch.registration.handler, launch.task)
-    (launch.registration.queue ?? DispatchQueue.global(qos: .background)).async { run.handler(run.task) }
-    return true
+    switch outcome {
+    case .notPending:
+      return false
+    case .noHandler:
+      _AppleRules.report(.launchWithoutHandler, "No launch handler registered for task with identifier \(identifier)")
+      return false
+    case .launch(let registration, let task):
+      let run = UncheckedLaunch(registration.handler, task)
+      (registration.queue ?? defaultQueue).async { run.handler(run.task) }
+      return true
+    }
   }
 
   /// Test only: calls the running task's expiration handler, as the
   /// debugger command `_simulateExpirationForTaskWithIdentifier:` does
-  /// (then the handler is set to nil, as Apple documents).
+  /// (then the handler is cleared, as Apple's header says). With no
+  /// handler set, the task is marked complete and unsuccessful.
   ///
   /// - Returns: false when the task is not running or has no handler.
   @discardableResult
@@ -303,9 +402,13 @@ private struct UncheckedLaunch: @unchecked Sendable {
   }
 }
 
-/// An abstract class for the framework's tasks.
+/// An abstract class representing a task that's run while the app is in
+/// the background.
 ///
 /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtask>
+@available(iOS 13.0, tvOS 13.0, *)
+@available(macOS, unavailable)
+@available(watchOS, unavailable)
 open class BGTask: NSObject {
   private struct State: @unchecked Sendable {
     var expirationHandler: (() -> Void)?
@@ -326,8 +429,9 @@ open class BGTask: NSObject {
   }
 
   /// A handler called shortly before the task's background time expires.
-  /// The system sets it to `nil` after the handler completes. Without one,
-  /// the system marks the task complete and unsuccessful at expiration.
+  /// Cleared after the system calls it and by `setTaskCompleted(success:)`.
+  /// Without one, the system marks the task complete and unsuccessful at
+  /// expiration.
   ///
   /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtask/expirationhandler>
   open var expirationHandler: (() -> Void)? {
@@ -335,46 +439,99 @@ open class BGTask: NSObject {
     set { state.withLock { $0.expirationHandler = newValue } }
   }
 
-  /// Informs the background task scheduler that the task is complete. Only
-  /// the first call counts.
+  /// Informs the background task scheduler that the task is complete. A
+  /// second call is reported as `.completedTwice`.
   ///
   /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtask/settaskcompleted(success:)>
   open func setTaskCompleted(success: Bool) {
     let first = state.withLock { s -> Bool in
-      defer { s.completed = true }
+      defer {
+        s.completed = true
+        s.expirationHandler = nil
+      }
       return !s.completed
     }
-    if first { scheduler?.completed(self, success: success) }
+    if first {
+      scheduler?.completed(self, success: success)
+    } else {
+      _AppleRules.report(.completedTwice, "setTaskCompleted(success:) called again for task \(identifier)")
+    }
   }
 
   /// Test only: runs the expiration handler (see
   /// ``BGTaskScheduler/_simulateExpirationForTaskWithIdentifier(_:)``).
   fileprivate func _expire() -> Bool {
-    let handler = state.withLock { s -> (() -> Void)? in s.completed ? nil : s.expirationHandler }
+    let handler = state.withLock { s -> (() -> Void)? in
+      defer { s.expirationHandler = nil }
+      return s.completed ? nil : s.expirationHandler
+    }
     guard let handler else {
       if !state.withLock({ $0.completed }) { setTaskCompleted(success: false) }
       return false
     }
     handler()
-    state.withLock { $0.expirationHandler = nil }
     return true
   }
 }
 
-/// An object representing a short task typically used to refresh content
-/// that's run while the app is in the background.
+/// A short task typically used to refresh content, run while the app is
+/// in the background.
 ///
 /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgapprefreshtask>
+@available(iOS 13.0, tvOS 13.0, *)
+@available(macOS, unavailable)
+@available(watchOS, unavailable)
 open class BGAppRefreshTask: BGTask {}
 
 /// A time-consuming processing task that runs while the app is in the background.
 ///
 /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgprocessingtask>
+@available(iOS 13.0, tvOS 13.0, *)
+@available(macOS, unavailable)
+@available(watchOS, unavailable)
 open class BGProcessingTask: BGTask {}
+
+/// A task performing work the user started, with its progress shown by the
+/// system (iOS 26 SDK). It must report progress through `progress`
+/// (`NSProgressReporting`): a task that appears stalled may be expired.
+///
+/// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgcontinuedprocessingtask>
+@available(iOS 26.0, *)
+@available(macOS, unavailable)
+@available(tvOS, unavailable)
+@available(visionOS, unavailable)
+@available(macCatalyst, unavailable)
+@available(watchOS, unavailable)
+open class BGContinuedProcessingTask: BGTask, ProgressReporting {
+  private let texts: Locked<[String]>
+
+  /// The task's progress, shown by the system.
+  public let progress = Progress(totalUnitCount: 0)
+
+  fileprivate init(identifier: String, scheduler: BGTaskScheduler, title: String, subtitle: String) {
+    texts = Locked([title, subtitle])
+    super.init(identifier: identifier, scheduler: scheduler)
+  }
+
+  /// The localized title displayed to the user.
+  open var title: String { texts.withLock { $0[0] } }
+  /// The localized subtitle displayed to the user.
+  open var subtitle: String { texts.withLock { $0[1] } }
+
+  /// Updates the title and subtitle displayed to the user.
+  ///
+  /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgcontinuedprocessingtask/updatetitle(_:subtitle:)>
+  open func updateTitle(_ title: String, subtitle: String) {
+    texts.withLock { $0 = [title, subtitle] }
+  }
+}
 
 /// An abstract class for representing task requests.
 ///
 /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskrequest>
+@available(iOS 13.0, tvOS 13.0, *)
+@available(macOS, unavailable)
+@available(watchOS, unavailable)
 open class BGTaskRequest: NSObject, NSCopying {
   /// The identifier of the task associated with the request.
   ///
@@ -401,10 +558,11 @@ open class BGTaskRequest: NSObject, NSCopying {
 /// refresh task.
 ///
 /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgapprefreshtaskrequest>
+@available(iOS 13.0, tvOS 13.0, *)
+@available(macOS, unavailable)
+@available(watchOS, unavailable)
 open class BGAppRefreshTaskRequest: BGTaskRequest {
-  /// Return a new refresh task request for the specified identifier.
-  ///
-  /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgapprefreshtaskrequest/init(identifier:)>
+  /// Returns a new refresh task request for the specified identifier.
   public init(identifier: String) {
     super.init(requestIdentifier: identifier)
   }
@@ -420,22 +578,17 @@ open class BGAppRefreshTaskRequest: BGTaskRequest {
 /// task that can take minutes to complete.
 ///
 /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgprocessingtaskrequest>
+@available(iOS 13.0, tvOS 13.0, *)
+@available(macOS, unavailable)
+@available(watchOS, unavailable)
 open class BGProcessingTaskRequest: BGTaskRequest {
-  /// A Boolean specifying if the processing task requires network
-  /// connectivity (default `false`).
-  ///
-  /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgprocessingtaskrequest/requiresnetworkconnectivity>
+  /// Whether the task requires network connectivity (default `false`).
   open var requiresNetworkConnectivity = false
 
-  /// A Boolean specifying if the processing task requires a device connected
-  /// to power (default `false`).
-  ///
-  /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgprocessingtaskrequest/requiresexternalpower>
+  /// Whether the task requires a device connected to power (default `false`).
   open var requiresExternalPower = false
 
-  /// Return a new processing task request for the specified identifier.
-  ///
-  /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgprocessingtaskrequest/init(identifier:)>
+  /// Returns a new processing task request for the specified identifier.
   public init(identifier: String) {
     super.init(requestIdentifier: identifier)
   }
@@ -445,6 +598,63 @@ open class BGProcessingTaskRequest: BGTaskRequest {
     copy.earliestBeginDate = earliestBeginDate
     copy.requiresNetworkConnectivity = requiresNetworkConnectivity
     copy.requiresExternalPower = requiresExternalPower
+    return copy
+  }
+}
+
+/// A request to begin work the user started at once (or shortly after
+/// submission), allowed to continue when the app goes to the background
+/// (iOS 26 SDK). Its identifier is `<a permitted prefix>.<anything>`, where
+/// Info.plist permits `<prefix>.*`; `earliestBeginDate` is ignored.
+///
+/// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgcontinuedprocessingtaskrequest>
+@available(iOS 26.0, *)
+@available(macOS, unavailable)
+@available(tvOS, unavailable)
+@available(visionOS, unavailable)
+@available(macCatalyst, unavailable)
+@available(watchOS, unavailable)
+open class BGContinuedProcessingTaskRequest: BGTaskRequest {
+  /// What the scheduler does when the task cannot start at once
+  /// (`NS_SWIFT_NAME(BGContinuedProcessingTaskRequest.SubmissionStrategy)`).
+  public enum SubmissionStrategy: Int, Sendable, Hashable {
+    /// Submission fails (`.immediateRunIneligible`) when the task cannot run now.
+    case fail = 0
+    /// The request waits at the back of a queue.
+    case queue = 1
+  }
+
+  /// Additional system resources a task needs
+  /// (`NS_SWIFT_NAME(BGContinuedProcessingTaskRequest.Resources)`; the
+  /// zero-valued `Default` member is not imported: it is `[]`).
+  public struct Resources: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// Background GPU use (needs an entitlement and a device that supports it).
+    public static let gpu = Resources(rawValue: 1 << 0)
+  }
+
+  /// The localized title displayed to the user.
+  open var title: String
+  /// The localized subtitle displayed to the user.
+  open var subtitle: String
+  /// The submission strategy (default `.queue`).
+  open var strategy: SubmissionStrategy = .queue
+  /// The additional resources the task needs (default none).
+  open var requiredResources: Resources = []
+
+  /// A request on behalf of the app in the foreground.
+  public init(identifier: String, title: String, subtitle: String) {
+    self.title = title
+    self.subtitle = subtitle
+    super.init(requestIdentifier: identifier)
+  }
+
+  open override func copy(with zone: NSZone? = nil) -> Any {
+    let copy = BGContinuedProcessingTaskRequest(identifier: identifier, title: title, subtitle: subtitle)
+    copy.earliestBeginDate = earliestBeginDate
+    copy.strategy = strategy
+    copy.requiredResources = requiredResources
     return copy
   }
 }

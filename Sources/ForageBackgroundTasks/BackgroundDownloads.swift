@@ -1,10 +1,8 @@
-#if canImport(BackgroundTasks)
-import BackgroundTasks
-#elseif os(Linux)
+#if os(Linux)
 import AppleFrameworksStandIn
 #endif
 
-#if canImport(BackgroundTasks) || os(Linux)
+#if os(iOS) || os(visionOS) || os(macOS) || os(Linux)
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -148,7 +146,7 @@ public final class BackgroundDownloads: NSObject, URLSessionDownloadDelegate, Se
 
   /// Apple's background configuration, or the stand-in's on Linux.
   static func configuration(_ identifier: String, _ discretionary: Bool) -> URLSessionConfiguration {
-    #if canImport(BackgroundTasks)
+    #if !os(Linux)
     let configuration = URLSessionConfiguration.background(withIdentifier: identifier)
     configuration.sessionSendsLaunchEvents = true
     configuration.isDiscretionary = discretionary

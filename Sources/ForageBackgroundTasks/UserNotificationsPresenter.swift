@@ -1,10 +1,10 @@
-#if canImport(BackgroundTasks)
-import UserNotifications
-#elseif os(Linux)
+#if os(Linux)
 import AppleFrameworksStandIn
+#elseif os(iOS) || os(visionOS) || os(macOS)
+import UserNotifications
 #endif
 
-#if canImport(BackgroundTasks) || os(Linux)
+#if os(iOS) || os(visionOS) || os(macOS) || os(Linux)
 import Foundation
 import Forage
 

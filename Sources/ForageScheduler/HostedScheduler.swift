@@ -134,11 +134,9 @@ public final class HostedScheduler: TaskScheduler, Sendable {
   }
 
   public func submit(_ request: any TaskRequest) throws(SchedulerError) {
+    // Every kind goes to the host, which refuses what its system lacks
+    // (continued processing before iOS 26, or on a Mac).
     let wrapped = AnyTaskRequest(request)
-    if wrapped.kind == .continuedProcessing {
-      throw SchedulerError.unsupportedTaskKind.with(
-        identifier: wrapped.identifier, detail: "continued-processing tasks are not scheduled through this adapter")
-    }
     if state.withLock({ $0.registry.handlers[wrapped.identifier] == nil }) {
       throw SchedulerError.launchHandlerNotRegistered.with(identifier: wrapped.identifier, detail: "")
     }

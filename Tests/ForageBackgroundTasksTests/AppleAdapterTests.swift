@@ -123,10 +123,12 @@ extension StandInTests {
         #expect(error.identifier == "not.in.plist")
         #expect("\(error)".contains("BGTaskSchedulerPermittedIdentifiers in Info.plist"))
       }
+      #expect(takeViolations() == [.notPermitted])
       try host.submit(.appRefresh(AppRefreshTaskRequest(identifier: "a.refresh")))
       #expect(throws: SchedulerError.tooManyPendingTaskRequests) {
         try host.submit(.appRefresh(AppRefreshTaskRequest(identifier: "b.refresh")))
       }
+      #expect(takeViolations() == [.tooManyRefreshRequests])
       // Resubmitting the pending identifier replaces it.
       try host.submit(.appRefresh(AppRefreshTaskRequest(identifier: "a.refresh", earliestBeginDate: Date(timeIntervalSince1970: 5))))
       try host.submit(
@@ -135,7 +137,8 @@ extension StandInTests {
       #expect(pending.map(\.identifier) == ["a.refresh", "c.crawl"])
       #expect(pending[0].earliestBeginDate == Date(timeIntervalSince1970: 5))
       #expect(pending[1].requiresNetworkConnectivity && pending[1].requiresExternalPower && pending[1].kind == .processing)
-      #expect(throws: SchedulerError.unsupportedTaskKind) {
+      // A continued-processing request needs its task's handler (registered by AppBackgroundTasks).
+      #expect(throws: SchedulerError.launchHandlerNotRegistered) {
         try host.submit(.continuedProcessing(ContinuedProcessingTaskRequest(identifier: "c.crawl", title: "t", subtitle: "s")))
       }
 
@@ -184,6 +187,7 @@ extension StandInTests {
       #expect(
         BGTaskScheduler.shared._preconditionFailures
           == ["All launch handlers must be registered before application finishes launching"])
+      #expect(takeViolations() == [.registeredAfterLaunch])
       await #expect(throws: SchedulerError.launchHandlerNotRegistered) { try await late.scheduleAll() }
     }
 
@@ -199,6 +203,7 @@ extension StandInTests {
       tasks.registerLaunchHandlers()
       // SwiftUI registers with BGTaskScheduler itself: a second registration would end the app.
       #expect(!BGTaskScheduler.shared.register(forTaskWithIdentifier: "unlisted", using: nil) { _ in })
+      #expect(takeViolations() == [.notPermitted])
       #expect(BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshID, using: nil) { _ in })
       #expect(BGTaskScheduler.shared._preconditionFailures.isEmpty)
       #expect(await tasks.handleLaunch(refreshID))

@@ -79,6 +79,36 @@ func recordCount(_ store: any Store) async throws -> Int {
 /// The suites that drive `BGTaskScheduler.shared` (one stand-in scheduler
 /// for the whole process, as on iOS): serialized together, so that one
 /// suite's launches and pending requests never meet another's, whether or
-/// not the run is parallel.
-@Suite(.serialized) enum StandInTests {}
+/// not the run is parallel; and strict: a test that breaks one of Apple's
+/// rules without taking the violation (`_AppleRules._take()`) fails, as the
+/// app would crash or lose the task on a device.
+@Suite(.serialized, .appleRules) enum StandInTests {}
+
+/// Fails a test that leaves one of Apple's rules broken (see `_AppleRules`).
+struct AppleRulesTrait: SuiteTrait, TestTrait, TestScoping {
+  var isRecursive: Bool { true }
+
+  func provideScope(
+    for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+  ) async throws {
+    guard !test.isSuite else { return try await function() }
+    _AppleRules._reset()
+    NSBackgroundActivityScheduler._reset()
+    defer {
+      for violation in _AppleRules._take() {
+        Issue.record("on a device this would end the app or lose the task: \(violation)")
+      }
+    }
+    try await function()
+  }
+}
+
+extension Trait where Self == AppleRulesTrait {
+  /// Fails a test that breaks one of Apple's rules without expecting it.
+  static var appleRules: AppleRulesTrait { AppleRulesTrait() }
+}
+
+/// The rules broken since the last call, forgotten (a test that expects a
+/// violation takes it, so what is left fails the test).
+func takeViolations() -> [_AppleRuleViolation.Rule] { _AppleRules._take().map(\.rule) }
 #endif

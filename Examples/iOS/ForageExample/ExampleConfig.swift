@@ -1,11 +1,10 @@
 import Foundation
 import Forage
 
-/// The app's Forage config, built in code.
+/// The app's Forage config: `forage.json`, bundled with the app (its task
+/// identifiers are the `BGTaskSchedulerPermittedIdentifiers` of Info.plist;
+/// a test in Tests/ForageBackgroundTasksTests checks they agree).
 enum ExampleConfig {
-  /// Must match BGTaskSchedulerPermittedIdentifiers in Info.plist.
-  static let refreshTask = "com.example.forage.refresh"
-  static let crawlTask = "com.example.forage.crawl"
   static let downloadSession = "com.example.forage.downloads"
 
   static var storePath: String {
@@ -18,23 +17,16 @@ enum ExampleConfig {
   /// the whole catalogue crawled in processing time. With `wifiOnly`, the
   /// catalogue waits for a network that is neither cellular nor in Low
   /// Data Mode (the prices stay critical and always run).
-  static func make(wifiOnly: Bool) -> ForageConfig {
-    var config = ForageConfig(
-      userAgent: "ForageExample/1.0 (+https://example.com/bot)",
-      tasks: [
-        TaskDefinition(id: refreshTask, kind: .appRefresh, every: .seconds(15 * 60), sources: ["prices"]),
-        TaskDefinition(id: crawlTask, kind: .processing, every: .seconds(6 * 3600), sources: ["catalog"]),
-      ],
-      sources: [
-        Source(
-          name: "prices", url: "https://example.com/item/1",
-          extract: ["title": "h1", "price": .css(".price", as: .number)], critical: true),
-        Source(
-          name: "catalog", url: "https://example.com/",
-          extract: ["title": "h1.product-title", "price": .css("span.price", as: .number)],
-          match: "div.product", crawl: CrawlScope(maxDepth: 3, maxPages: 500), wifiOnly: wifiOnly),
-      ])
-    config.notify = [NotifyChannel(target: .local)]
+  ///
+  /// - Throws: `ConfigError` when the bundled file is missing or wrong.
+  static func make(wifiOnly: Bool) throws -> ForageConfig {
+    guard let path = Bundle.main.path(forResource: "forage", ofType: "json") else {
+      throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "forage.json"])
+    }
+    var config = try ForageConfig.load(path: path)
+    if let catalog = config.sources.firstIndex(where: { $0.name == "catalog" }) {
+      config.sources[catalog].wifiOnly = wifiOnly
+    }
     return config
   }
 }
