@@ -22,6 +22,9 @@
 #            limit, a smaller limit gives a prefix, stored round trip)           SitemapFuzz.swift
 #   feed     RSS, RDF, Atom and JSON Feed reading: deterministic, bounded
 #            entries and problems, absolute links, ISO dates, extension paths  FeedFuzz.swift
+#   shape    hostile page shapes (deep nesting, many attributes, unclosed
+#            formatting runs) expanded from the input: parsing and queries
+#            must take bounded time per byte, trees a bounded size          ShapeFuzz.swift
 #
 # Everything is written under .build/fuzz/: modules/ holds the Forage modules
 # compiled with the sanitizers (rebuilt when their sources change), and each
@@ -34,7 +37,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 script=Fuzz/run-fuzz.sh
 
-targets=(html url robots json units http profile encoding sitemap feed)
+targets=(html url robots json units http profile encoding sitemap feed shape)
 target=html
 if [ $# -gt 0 ] && ! [[ "$1" =~ ^[0-9]+$ ]]; then
   target="$1"
@@ -103,6 +106,11 @@ build_target() {
     # One module: the fuzzer reads ForageHTML's internals directly.
     swiftc "${flags[@]}" -module-name ForageHTML Sources/ForageHTML/*.swift Fuzz/ParserFuzz.swift \
       -o "$dir/html-fuzz" || return 1
+    return
+  fi
+  if [ "$t" = shape ]; then
+    swiftc "${flags[@]}" -module-name ForageHTML Sources/ForageHTML/*.swift Fuzz/ShapeFuzz.swift \
+      -o "$dir/shape-fuzz" || return 1
     return
   fi
   if [ "$t" = encoding ]; then
@@ -272,6 +280,15 @@ c = zlib.compressobj(6, zlib.DEFLATED, -15, 8, zlib.Z_FIXED)
 open(os.path.join(corpus, "seed-deflate-fixed"), "wb").write(c.compress(doc) + c.flush())
 PY
       fi
+      ;;
+    shape)
+      # Programs of three-byte operations (operation, count, tag): deep
+      # spans, formatting runs, list items under nesting, attributes.
+      printf '\x00\x00\xff\x01\x00\xff\x01' >"$corpus/seed-deep-spans"
+      printf '\x01\x03\xc0\x02\x00\x40\x04' >"$corpus/seed-formatting"
+      printf '\x02\x00\xc0\x01\x05\xc0\x00' >"$corpus/seed-list-items"
+      printf '\x00\x02\xff\x06\x07\x40\x0a' >"$corpus/seed-attributes"
+      printf '\x01\x00\xf0\x07\x01\x30\x00\x00\x80\x09' >"$corpus/seed-tables"
       ;;
     profile)
       printf '%s' '{"name": "night-nurse", "appOpens": [{"at": "19:30", "jitter": "20m", "session": "5m", "probability": 0.9}], "screenSessions": [{"at": "03:00", "jitter": "1h", "session": "10m"}], "charging": [{"from": "09:00", "to": "15:00", "jitter": "30m"}], "network": {"default": "wifi", "windows": [{"from": "18:30", "to": "19:15", "network": "cellular"}]}, "lowPowerMode": [{"from": "04:00", "to": "07:00", "probability": 0.2}], "backgroundAppRefresh": "available", "forceQuitProbability": 0.05}' \

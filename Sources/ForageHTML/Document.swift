@@ -113,6 +113,13 @@ public final class Document {
   /// (``ParserOptions/maximumInputSize``): only its first bytes, cut at a
   /// character boundary, were parsed.
   public internal(set) var inputWasTruncated = false
+  /// True when parsing stopped early because ``ParserOptions/shouldStop``
+  /// asked it to: the tree holds only what came before (a launch whose
+  /// budget ran out leaves such a page for the next launch).
+  public internal(set) var parseWasInterrupted = false
+  /// The tree builder's `walkSteps` (debug builds only; 0 otherwise): tests
+  /// count it to see that parsing stays linear whatever the page's shape.
+  var parserWalkSteps = 0
 
   /// The id of the document node itself (always the first node).
   public let rootID = NodeID(raw: 0)

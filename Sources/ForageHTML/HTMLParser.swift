@@ -45,7 +45,7 @@ extension Document {
     let doc = Document(expectedBytes: utf8.count)
     utf8.withUnsafeBufferPointer { input in
       let tokenizer = Tokenizer(borrowing: input, collectErrors: options.collectErrors, document: doc)
-      let builder = TreeBuilder(document: doc, tokenizer: tokenizer, scripting: options.scripting, collectErrors: options.collectErrors)
+      let builder = TreeBuilder(document: doc, tokenizer: tokenizer, options: options)
       builder.run()
       doc.finishParse(tokenizer, builder)
     }
@@ -63,6 +63,8 @@ extension Document {
   }
 
   func finishParse(_ tokenizer: Tokenizer, _ builder: TreeBuilder) {
+    parseWasInterrupted = builder.interrupted
+    parserWalkSteps = builder.walkSteps
     parseErrorCount = tokenizer.errorCount + builder.errorCount
     if let a = tokenizer.errors, let b = builder.errors {
       parseErrors = (a + b).sorted { $0.offset < $1.offset }
@@ -88,7 +90,7 @@ extension Document {
       doc.inputWasTruncated = true
     }
     let tokenizer = Tokenizer(input, collectErrors: options.collectErrors, document: doc)
-    let builder = TreeBuilder(document: doc, tokenizer: tokenizer, scripting: options.scripting, collectErrors: options.collectErrors)
+    let builder = TreeBuilder(document: doc, tokenizer: tokenizer, options: options)
     let code = doc.intern(context)
     let contextNode = doc.createElement(code: code, namespace: contextNamespace, attributes: [])
     if contextNamespace == .html {

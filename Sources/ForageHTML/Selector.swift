@@ -79,6 +79,9 @@ final class CompiledSelector: Sendable {
   /// True when some simple selector needs sibling positions (the `:nth-*`
   /// family, `:only-of-type`), so a matcher sets up its position cache.
   let usesSiblingIndexes: Bool
+  /// True when some combinator or `:has()` may walk far (see `WalkMemo`),
+  /// so a matcher keeps a memo of its long walks.
+  let walksFar: Bool
   /// The selector as plain data when it is simple enough for the quick
   /// path (one compound per selector: type, ids, classes, attributes).
   let quick: QuickSelectors?
@@ -88,6 +91,7 @@ final class CompiledSelector: Sendable {
     self.typeNames = typeNames
     self.codes = TypeCodes(list, typeNames) { T.index[$0] }
     self.usesSiblingIndexes = Self.usesSiblingIndexes(list)
+    self.walksFar = Self.walksFar(list)
     self.quick = QuickSelectors.make(list, typeNames)
   }
 

@@ -33,6 +33,9 @@ struct SelectorMatcher {
   /// first use (a class: the matcher itself is an immutable value); nil
   /// when the selector has no such pseudo-class.
   let siblingIndexes: SiblingIndexCache?
+  /// What long walks found (see `WalkMemo`); nil when the selector has no
+  /// combinator or `:has()` that walks far.
+  let memo: WalkMemo?
 
   /// A matcher of `selector` on `document`. Costs no allocation when the
   /// selector's type names are all known tag names (the usual case): every
@@ -54,6 +57,7 @@ struct SelectorMatcher {
       self.codes = TypeCodes(compiled.list, compiled.typeNames) { index[$0] }
     }
     self.siblingIndexes = compiled.usesSiblingIndexes ? SiblingIndexCache() : nil
+    self.memo = compiled.walksFar ? WalkMemo() : nil
   }
 
   /// In `TypeCodes.subjectLower`/`subjectExact`: the subject has no type
@@ -251,7 +255,7 @@ struct SelectorMatcher {
   /// The outcome of matching the part of a complex selector left of (and
   /// including) one compound. The failure kinds tell the caller which
   /// further candidates cannot succeed either.
-  enum Outcome {
+  enum Outcome: UInt8 {
     case matched
     /// Try the next candidate of the nearest sibling combinator.
     case restartFromLaterSibling
@@ -274,12 +278,29 @@ struct SelectorMatcher {
     case .child, .descendant: notFound = .failedGlobally
     }
     var candidate = e
+    var steps = 0
+    if anchor < 0, let memo, memo.hasWalkTables, combinator == .descendant || combinator == .subsequentSibling,
+      memo.hasWalkTable(WalkMemo.key(complex.compounds, i))
+    {
+      // A walk of this combinator was long before: this one starts with
+      // what that one learnt.
+      let first = combinator == .descendant ? parentElement(e) : previousElement(e)
+      return memoizedWalk(complex, i, from: first, combinator, notFound: notFound, memo)
+    }
     while true {
       switch combinator {
       case .child, .descendant: candidate = parentElement(candidate)
       case .nextSibling, .subsequentSibling: candidate = previousElement(candidate)
       }
       guard candidate >= 0 else { return notFound }
+      countStep()
+      steps += 1
+      // A long walk goes on with the memo (outside `:has()`, whose walks
+      // depend on its anchor): a chain of nested elements, or a long run
+      // of siblings, costs linear time.
+      if steps == Self.walkMemoThreshold, anchor < 0, let memo {
+        return memoizedWalk(complex, i, from: candidate, combinator, notFound: notFound, memo)
+      }
       let outcome = matchComplex(complex, i + 1, candidate, anchor: anchor)
       switch (outcome, combinator) {
       case (.matched, _), (.failedGlobally, _), (_, .nextSibling):
@@ -414,13 +435,28 @@ struct SelectorMatcher {
           child = nodes[Int(child)].nextSibling
         }
       case .child, .descendant:
-        if anyInSubtree(of: e, relative, anchor: e) { return true }
+        if let memo, Self.isSubtreeSearch(relative) {
+          // A search that turns out long is answered from the table of
+          // the argument's matches: every element's answer then costs two
+          // lookups, not a walk of its subtree.
+          if memo.subtreeCounts[WalkMemo.key(relative.complex.compounds, 0)] == nil,
+            let found = anyInSubtree(of: e, relative, anchor: e, limit: Self.hasMemoThreshold)
+          {
+            if found { return true }
+            continue
+          }
+          if let found = subtreeHasMatch(relative, e, memo) {
+            if found { return true }
+            continue
+          }
+        }
+        if anyInSubtree(of: e, relative, anchor: e) == true { return true }
       case .nextSibling, .subsequentSibling:
         let siblingsOnly = relative.leading == .nextSibling && !relative.reachesSiblings
         var s = nextElement(e)
         while s >= 0 {
           if matchComplex(relative.complex, 0, s, anchor: e) == .matched { return true }
-          if relative.reachesDescendants && anyInSubtree(of: s, relative, anchor: e) { return true }
+          if relative.reachesDescendants && anyInSubtree(of: s, relative, anchor: e) == true { return true }
           if siblingsOnly { break }
           s = nextElement(s)
         }
@@ -429,11 +465,16 @@ struct SelectorMatcher {
     return false
   }
 
-  /// True when some element strictly inside `root` matches `relative`.
-  func anyInSubtree(of root: Int32, _ relative: RelativeSelector, anchor: Int32) -> Bool {
+  /// True when some element strictly inside `root` matches `relative`;
+  /// nil when more than `limit` nodes were visited before an answer.
+  func anyInSubtree(of root: Int32, _ relative: RelativeSelector, anchor: Int32, limit: Int = .max) -> Bool? {
     let scopeID = NodeID(raw: root)
     var n = document.following(scopeID, within: scopeID)
+    var visited = 0
     while let c = n {
+      countStep()
+      visited += 1
+      if visited > limit { return nil }
       if document.kind(c) == .element, matchComplex(relative.complex, 0, c.raw, anchor: anchor) == .matched {
         return true
       }

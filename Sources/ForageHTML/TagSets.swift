@@ -205,6 +205,12 @@ extension T {
   static let impliedEndTagsThorough = TagSet([
     caption, colgroup, dd, dt, li, optgroup, option, p, rb, rp, rt, rtc, tbody, td, tfoot, th, thead, tr,
   ])
+  /// Elements the depth limit (`ParserOptions.maximumDepth`) never closes
+  /// early: the insertion modes rely on them (a table's parts, a template,
+  /// the document's own elements).
+  static let structural = TagSet([
+    html, head, body, frameset, template, table, caption, colgroup, tbody, thead, tfoot, tr, td, th,
+  ])
   static let headings = TagSet([h1, h2, h3, h4, h5, h6])
   /// https://html.spec.whatwg.org/#formatting
   static let formatting = TagSet([a, b, big, code, em, font, i, nobr, s, small, strike, strong, tt, u])

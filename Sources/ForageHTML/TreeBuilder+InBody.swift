@@ -88,6 +88,7 @@ extension TreeBuilder {
       framesetOK = false
       var i = stack.count - 1
       while i >= 0 {
+        countSteps()
         let node = stack[i]
         if t.code == T.li ? node.isHTML(T.li) : (node.isHTML(T.dd) || node.isHTML(T.dt)) {
           generateImpliedEndTags(except: node.code)
@@ -356,6 +357,7 @@ extension TreeBuilder {
     guard isOpen(t.code) else { error("unexpected-end-tag"); return }
     var i = stack.count - 1
     while i >= 0 {
+      countSteps()
       let node = stack[i]
       if node.isHTML(t.code) {
         generateImpliedEndTags(except: t.code)

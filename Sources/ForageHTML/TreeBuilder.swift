@@ -64,6 +64,26 @@ final class TreeBuilder {
   let doc: Document
   let tokenizer: Tokenizer
   let scripting: Bool
+  /// `ParserOptions.maximumDepth` (at least 4): the stack of open elements
+  /// grows past it only by elements that cannot be closed early.
+  let maximumDepth: Int
+  /// `ParserOptions.shouldStop`, asked every `stopCheckInterval` tokens.
+  let shouldStop: (@Sendable () -> Bool)?
+  /// Tokens left before `shouldStop` is asked again.
+  @exclusivity(unchecked) var tokensBeforeStopCheck = TreeBuilder.stopCheckInterval
+  /// True once `shouldStop` answered true: the parse ended there.
+  @exclusivity(unchecked) var interrupted = false
+  static let stopCheckInterval = 4096
+  /// Per node id, 1 while the node is an HTML element on the stack of open
+  /// elements: the list of active formatting elements asks this of each of
+  /// its entries, which a scan of the stack would answer in time linear in
+  /// the depth.
+  @exclusivity(unchecked) var onStack = PodBuffer<UInt8>(repeating: 0, count: 256)
+  /// Steps taken by the walks over the stack of open elements and the list
+  /// of active formatting elements (scope checks, searches, Noah's Ark):
+  /// what the tests count to see that a page's shape cannot make parsing
+  /// quadratic. Counted only in debug builds.
+  @exclusivity(unchecked) var walkSteps = 0
 
   @exclusivity(unchecked) var mode: InsertionMode = .initial
   @exclusivity(unchecked) var originalMode: InsertionMode = .initial
@@ -91,17 +111,27 @@ final class TreeBuilder {
   @exclusivity(unchecked) var errorCount = 0
   @exclusivity(unchecked) var errors: [ParseError]? = nil
 
-  init(document: Document, tokenizer: Tokenizer, scripting: Bool, collectErrors: Bool) {
+  init(document: Document, tokenizer: Tokenizer, options: ParserOptions) {
     doc = document
     self.tokenizer = tokenizer
-    self.scripting = scripting
-    if collectErrors { errors = [] }
+    self.scripting = options.scripting
+    self.maximumDepth = options.effectiveMaximumDepth
+    self.shouldStop = options.shouldStop
+    if options.collectErrors { errors = [] }
   }
 
   deinit {
     stack.free()
     openCount.free()
     formatting.free()
+    onStack.free()
+  }
+
+  /// Counts `n` steps of a walk (see `walkSteps`); nothing in release builds.
+  @inline(__always) func countSteps(_ n: Int = 1) {
+    #if DEBUG
+      walkSteps &+= n
+    #endif
   }
 
   @inline(never)
@@ -116,7 +146,18 @@ final class TreeBuilder {
   func run() {
     while true {
       if let adjusted = adjustedCurrentNode { tokenizer.allowCDATA = adjusted.ns != .html } else { tokenizer.allowCDATA = false }
-      let token = tokenizer.nextToken()
+      var token = tokenizer.nextToken()
+      if shouldStop != nil {
+        tokensBeforeStopCheck -= 1
+        if tokensBeforeStopCheck == 0 {
+          tokensBeforeStopCheck = Self.stopCheckInterval
+          if shouldStop!() {
+            // As if the input ended here.
+            interrupted = true
+            token = .eof
+          }
+        }
+      }
       switch token {
       case .chars(let s):
         charsMayHaveNUL = tokenizer.lastCharactersHadNUL
@@ -219,6 +260,13 @@ final class TreeBuilder {
     if c >= openCount.count { openCount.append(repeating: 0, count: c + 64 - openCount.count) }
     // In range: checked or grown just above.
     openCount.base[c] += delta
+    markOnStack(e.node, delta > 0)
+  }
+
+  @inline(__always) func markOnStack(_ node: Int32, _ on: Bool) {
+    let i = Int(node)
+    if i >= onStack.count { onStack.append(repeating: 0, count: max(i + 1 - onStack.count, onStack.count)) }
+    onStack.base[i] = on ? 1 : 0
   }
 
   @inline(__always) func isOpen(_ code: Int32) -> Bool {
@@ -271,13 +319,18 @@ final class TreeBuilder {
   func stackIndex(of node: Int32) -> Int? {
     var i = stack.count - 1
     while i >= 0 {
+      countSteps()
       if stack[i].node == node { return i }
       i -= 1
     }
     return nil
   }
 
-  func isOnStack(_ node: Int32) -> Bool { stackIndex(of: node) != nil }
+  /// True when HTML element `node` is on the stack of open elements (the
+  /// entries of the list of active formatting elements are HTML elements).
+  @inline(__always) func isOnStack(_ node: Int32) -> Bool {
+    Int(node) < onStack.count && onStack[Int(node)] != 0
+  }
 
   func hasOnStack(_ code: Int32) -> Bool { isOpen(code) }
 
@@ -329,6 +382,7 @@ final class TreeBuilder {
     guard isOpen(code) else { return false }
     var i = stack.count - 1
     while i >= 0 {
+      countSteps()
       let e = stack[i]
       if e.isHTML(code) { return true }
       if isScopeBoundary(e, scope) { return false }
@@ -340,6 +394,7 @@ final class TreeBuilder {
   func inScope(in set: TagSet, _ scope: Scope = .normal) -> Bool {
     var i = stack.count - 1
     while i >= 0 {
+      countSteps()
       let e = stack[i]
       if e.isHTML(in: set) { return true }
       if isScopeBoundary(e, scope) { return false }
@@ -351,6 +406,7 @@ final class TreeBuilder {
   func nodeInScope(_ node: Int32) -> Bool {
     var i = stack.count - 1
     while i >= 0 {
+      countSteps()
       let e = stack[i]
       if e.node == node { return true }
       if isScopeBoundary(e, .normal) { return false }
@@ -453,6 +509,7 @@ final class TreeBuilder {
   /// https://html.spec.whatwg.org/#insert-a-foreign-element
   @discardableResult
   func insertElement(_ tag: TagToken, _ ns: Namespace = .html) -> Int32 {
+    if stack.count >= maximumDepth { return insertElementPastDepthLimit(tag, ns) }
     let loc = appropriatePlace()
     let n: Int32
     if loc.before < 0 {
@@ -465,6 +522,44 @@ final class TreeBuilder {
     if tag.code == T.selectedcontent && ns == .html { sawSelectedContent = true }
     push(OpenElement(node: n, code: tag.code, ns: ns))
     return n
+  }
+
+  /// `insertElement` when the stack of open elements holds
+  /// `maximumDepth` elements (`ParserOptions.maximumDepth`): the deepest
+  /// open elements that can be closed early are closed, so the new element
+  /// becomes the next sibling of the deepest one; when it cannot be closed
+  /// (see `keptOpenPastDepthLimit`), the new element is still inserted as
+  /// its sibling, as Blink and WebKit do past 512 levels, and the stack
+  /// grows by one.
+  ///
+  /// The HTML standard lets a user agent impose implementation-specific
+  /// limits on otherwise unconstrained input: this one keeps every walk
+  /// over the stack and every ancestor walk of the tree bounded.
+  @inline(never)
+  func insertElementPastDepthLimit(_ tag: TagToken, _ ns: Namespace) -> Int32 {
+    while stack.count >= maximumDepth, !Self.keptOpenPastDepthLimit(current) {
+      let closed = popEntry()!
+      // Their end tag would clear the markers they pushed.
+      if closed.ns == .html && (closed.code == T.applet || closed.code == T.marquee || closed.code == T.object) {
+        clearFormattingToMarker()
+      }
+    }
+    var loc = appropriatePlace()
+    if stack.count >= maximumDepth && loc.before < 0 && loc.parent == current.node {
+      let parent = doc.nodes[Int(loc.parent)].parent
+      if parent >= 0 && doc.nodes[Int(parent)].kind == .element { loc.parent = parent }
+    }
+    let n = createElement(tag, ns)
+    insert(n, at: loc)
+    if tag.code == T.selectedcontent && ns == .html { sawSelectedContent = true }
+    push(OpenElement(node: n, code: tag.code, ns: ns))
+    return n
+  }
+
+  /// Elements the depth limit never closes early: the insertion modes and
+  /// the template insertion modes rely on them being open.
+  static func keptOpenPastDepthLimit(_ e: OpenElement) -> Bool {
+    e.ns == .html && T.structural.contains(e.code)
   }
 
   /// Inserts an HTML element for a tag the parser makes up (`<html>`, `<tbody>`…).
@@ -511,31 +606,48 @@ final class TreeBuilder {
 
   // MARK: Active formatting elements
 
+  /// The index of `node`'s entry in the list of active formatting elements,
+  /// looked for after the last marker: the callers ask about elements
+  /// opened after that marker's element (so their entries were added after
+  /// it), and the search stays within one bounded part of the list.
   func formattingIndex(of node: Int32) -> Int? {
     var i = formatting.count - 1
     while i >= 0 {
-      if formatting[i].node == node { return i }
+      countSteps()
+      let f = formatting[i]
+      if f.node == node { return i }
+      if f.isMarker { return nil }
       i -= 1
     }
     return nil
   }
 
   /// https://html.spec.whatwg.org/#push-onto-the-list-of-active-formatting-elements
+  ///
+  /// Past `ParserOptions.formattingElementLimit` entries after the last
+  /// marker the earliest of them is dropped as well, so the list (which
+  /// reconstruction copies into the tree) stays bounded whatever the page.
   func pushFormatting(_ node: Int32, _ tag: TagToken) {
     var count = 0
     var earliest = -1
     var i = formatting.count - 1
     while i >= 0 {
+      countSteps()
       let f = formatting[i]
       if f.isMarker { break }
-      if f.code == tag.code && sameAttributes(f.attributes, tag.attributes) {
+      if count < 3 && f.code == tag.code && sameAttributes(f.attributes, tag.attributes) {
         count += 1
         earliest = i
-        if count == 3 { break }
       }
       i -= 1
     }
-    if count >= 3 { formatting.remove(at: earliest) }
+    // `i` is the last marker's index (or -1): the entries after it number
+    // `formatting.count - 1 - i`.
+    if count >= 3 {
+      formatting.remove(at: earliest)
+    } else if formatting.count - 1 - i >= ParserOptions.formattingElementLimit {
+      formatting.remove(at: i + 1)
+    }
     formatting.append(FormattingEntry(node: node, code: tag.code, attributes: tag.attributes))
   }
 
@@ -561,6 +673,7 @@ final class TreeBuilder {
     guard !isOnStack(last.node) else { return }
     var i = formatting.count - 1
     while i > 0 {
+      countSteps()
       let e = formatting[i - 1]
       if e.isMarker || isOnStack(e.node) { break }
       i -= 1
@@ -630,6 +743,7 @@ final class TreeBuilder {
       var fbIdx = -1
       var j = fStack + 1
       while j < stack.count {
+        countSteps()
         if Self.isSpecial(stack[j]) { fbIdx = j; break }
         j += 1
       }
@@ -662,6 +776,8 @@ final class TreeBuilder {
         let f = formatting[k]
         let newNode = doc.createElement(code: f.code, namespace: .html, attributes: f.attributes)
         formatting[k].node = newNode
+        markOnStack(node, false)
+        markOnStack(newNode, true)
         stack[nodeIdx].node = newNode
         if lastNode == furthestBlock { bookmark = k + 1 }
         doc.append(NodeID(raw: lastNode), to: NodeID(raw: newNode))

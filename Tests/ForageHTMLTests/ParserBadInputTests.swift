@@ -156,9 +156,12 @@ import Testing
       let (nodes, _) = Self.walk(doc)
       #expect(nodes > 1000, "\(open): \(nodes) nodes")
     }
-    let divs = Document.parse(html: String(repeating: "<div>", count: depth))
+    // Without the depth limit (ParserOptions.maximumDepth), the tree is as
+    // deep as the markup, and walking it still needs no deep recursion.
+    let unlimited = ParserOptions(maximumDepth: .max)
+    let divs = Document.parse(html: String(repeating: "<div>", count: depth), options: unlimited)
     #expect(Self.walk(divs).1 >= depth, "div chain depth")
-    let svg = Document.parse(html: "<svg>" + String(repeating: "<g>", count: depth))
+    let svg = Document.parse(html: "<svg>" + String(repeating: "<g>", count: depth), options: unlimited)
     #expect(Self.walk(svg).1 >= depth)
     let tables = Document.parse(html: String(repeating: "<table><tr><td>", count: 10_000))
     #expect(Self.hasHTMLRoot(tables))

@@ -264,6 +264,22 @@ func extract(_ html: String, _ source: Source, url: String = "https://shop.examp
     #expect(!ok("ftp://shop.example/a"))
   }
 
+  /// Issue 25: a launch past its budget stops extracting a page; the
+  /// result says it is partial, so the page is left for the next launch.
+  @Test func test_issue25_extractionStopsWhenAsked() throws {
+    let html = "<body>" + String(repeating: "<div class=item><h2>t</h2></div>", count: 100)
+    let source = Source(name: "s", url: "https://shop.example/", extract: ["t": "h2"], items: ".item")
+    let compiled = try CompiledSource(source, canonicalizer: .default)
+    let u = try #require(WebURL("https://shop.example/"))
+    let doc = Document.parse(html: html)
+    let whole = Extractor.extractHTML(doc, url: u, canonical: u, source: compiled, wantLinks: true, shouldStop: { false })
+    #expect(!whole.interrupted)
+    #expect(whole.records.count == 100)
+    let stopped = Extractor.extractHTML(doc, url: u, canonical: u, source: compiled, wantLinks: true, shouldStop: { true })
+    #expect(stopped.interrupted)
+    #expect(stopped.records.isEmpty)
+  }
+
   @Test func test_invalidSelectorInCode_isAConfigError() {
     let source = Source(name: "s", url: "https://shop.example/", extract: ["t": "h1["])
     #expect(throws: ConfigError.self) { try CompiledSource(source, canonicalizer: .default) }

@@ -17,6 +17,9 @@ struct Extraction: Sendable {
   /// Problems worth reporting (a required field missing, a conversion that
   /// failed), at most a few per page.
   var warnings: [String] = []
+  /// True when `shouldStop` stopped the extraction: what is here is only
+  /// part of the page's records and links.
+  var interrupted = false
 }
 
 /// Extracts records and links from fetched pages, as a source's rules say.
@@ -27,9 +30,18 @@ enum Extractor {
 
   static let urlAttributes: Set<String> = ["href", "src", "action", "poster", "data-src"]
 
+  /// How many records are extracted between two questions to `shouldStop`.
+  static let recordsBetweenStopChecks = 16
+
   // MARK: HTML
 
-  static func extractHTML(_ document: Document, url: WebURL, canonical: WebURL, source s: CompiledSource, wantLinks: Bool) -> Extraction {
+  /// The records and links of a parsed page. `shouldStop` is asked before
+  /// every few records and before the links: when it answers true, the
+  /// result is marked `interrupted` (a launch past its budget).
+  static func extractHTML(
+    _ document: Document, url: WebURL, canonical: WebURL, source s: CompiledSource, wantLinks: Bool,
+    shouldStop: (() -> Bool)? = nil
+  ) -> Extraction {
     var out = Extraction()
     let base = baseURL(of: document, pageURL: url)
     let root: [Element]
@@ -46,6 +58,10 @@ enum Extractor {
       // JSON-LD and <meta> tags: read once per page, when a field first asks.
       var structured = PageStructuredData(document: document, url: url, items: inItem ? root : nil)
       for (index, scope) in root.enumerated() {
+        if let shouldStop, index % Self.recordsBetweenStopChecks == 0, shouldStop() {
+          out.interrupted = true
+          return out
+        }
         addRecord(index: index, items: inItem, url: url, canonical: canonical, source: s, to: &out) { f, warnings in
           if let spec = f.structured {
             return structuredValue(f, spec, item: inItem ? index : nil, page: &structured, base: base, warnings: &warnings)
@@ -76,6 +92,10 @@ enum Extractor {
           return f.rule.all ? (values.isEmpty ? nil : .array(values)) : values.first
         }
       }
+    }
+    if let shouldStop, shouldStop() {
+      out.interrupted = true
+      return out
     }
     if wantLinks, let follow = s.follow {
       // Sites repeat links on every page (nav, footer): where only the

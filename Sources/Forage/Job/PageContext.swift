@@ -93,6 +93,15 @@ final class PageContext: Sendable {
 
   var crawlScope: CrawlScope? { source.source.crawl }
 
+  /// True once the launch is over for a page's processing: its task was
+  /// cancelled (the grace after the budget or a stop request passed), or
+  /// the clock passed the budget and its grace, which a launch whose
+  /// threads are all busy with pages could not yet signal.
+  var shouldStop: @Sendable () -> Bool {
+    let hardStop = deadline + Defaults.grace
+    return { Task.isCancelled || ContinuousClock.now >= hardStop }
+  }
+
   /// Fetches and processes one frontier entry. Never throws: every outcome
   /// is a commit. A start URL of a source with sitemaps also puts the
   /// sitemaps it leads to on the frontier (see `sitemapsFound(from:)`).
@@ -252,12 +261,21 @@ final class PageContext: Sendable {
         // Followed a link to an image or a PDF: nothing to extract or follow.
         return ProcessedPage(commit: commit(item, .done, page: page), kind: .fetched, bytes: bytes)
       }
+      // Parsing and extraction stop when the launch is over (its budget
+      // and grace spent, or its task cancelled), so a huge page cannot
+      // hold it; the page is left for the next launch, its records as
+      // they were.
+      let stop = shouldStop
       // The parser reads the charset parameter of the Content-Type itself; a source's charset takes its place.
-      let document = Document.parse(response.body, transportEncoding: source.source.charset ?? response.headers["Content-Type"])
+      let document = Document.parse(
+        response.body, transportEncoding: source.source.charset ?? response.headers["Content-Type"],
+        options: ParserOptions(shouldStop: stop))
+      if document.parseWasInterrupted { return ProcessedPage(commit: commit(item, .deferred), kind: .deferred) }
       page.encoding = document.encoding
       let wantLinks = source.followsLinks(toDepth: item.depth + 1)
       extraction = Extractor.extractHTML(
-        document, url: response.url, canonical: canonical, source: source, wantLinks: wantLinks)
+        document, url: response.url, canonical: canonical, source: source, wantLinks: wantLinks, shouldStop: stop)
+      if extraction.interrupted { return ProcessedPage(commit: commit(item, .deferred), kind: .deferred) }
       if document.inputWasTruncated {
         extraction.warnings.append(
           "\(response.url.href): the page is longer than the parser takes "
