@@ -28,8 +28,8 @@ let postgresByDefault: Bool = {
 
 /// Forage: keeps web data fresh in the background.
 ///
-/// See `README.md` for the two commands that set everything up, and
-/// `docs/` for the design. Targets follow ARCHITECTURE.md: one folder per
+/// See `README.md` for the two commands that set everything up, its module
+/// table for what each target is, and `docs/` for the design: one folder per
 /// target under `Sources/`, tests beside their target's name under `Tests/`.
 let package = Package(
   name: "Forage",
@@ -55,7 +55,7 @@ let package = Package(
     .default(enabledTraits: postgresByDefault ? ["Postgres"] : []),
   ],
   targets: [
-    // C libraries from the system (Debian: libcurl4-openssl-dev, libsqlite3-dev).
+    // C libraries from the system (Debian: libcurl4-openssl-dev, libsqlite3-dev, libpq-dev).
     .systemLibrary(
       name: "CCurl", pkgConfig: "libcurl",
       providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
@@ -66,12 +66,15 @@ let package = Package(
       name: "CLibPQ", pkgConfig: "libpq",
       providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
 
-    // The small pieces several independent targets share: the lock type, the
-    // seeded generator (SplitMix64), the stable hash (FNV-1a) and duration
-    // text. Not in ARCHITECTURE.md: ForageHTTP, ForageScheduler and
-    // ForageTestSupport all need them and depend on nothing of each other's,
-    // so each piece gets one home below them all. Its API is `package`, not
-    // `public`: it is no product and no part of the library's API.
+    // The small pieces several independent targets share: the lock, the
+    // seeded generator (SplitMix64), the stable hash (FNV-1a), duration text,
+    // SHA-256 and HMAC, inflate, JSON and terminal text, UTF-8 keys and a
+    // thread executor. ForageURL, ForageHTTP, ForageScheduler, the stores,
+    // ForageTestSupport and the engine need them and depend on nothing of each
+    // other's, so each piece gets one home below them all. Its API is
+    // `package`, not `public`: it is no product and no part of the library's
+    // API. README.md's module table lists every target here with its
+    // dependencies (a test compares them).
     .target(name: "ForageSupport"),
 
     // Pure Swift building blocks.

@@ -6,8 +6,11 @@ public enum Defaults {
   public static let storePath = "forage.sqlite"
   /// Links followed by a crawl when `follow` is not given.
   public static let follow = "a[href]"
+  /// Link distance from a start URL a crawl follows links to when `maxDepth` is not given.
   public static let maxDepth = 5
+  /// URLs a crawl's frontier holds at most when `maxPages` is not given.
   public static let maxPages = 10_000
+  /// Age after which a later crawl fetches a page again when `revisitAfter` is not given (six hours).
   public static let revisitAfter: Duration = .seconds(6 * 3600)
   // A task's budget, when it names none, is its kind's `defaultBudget`
   // (ForageScheduler's `SchedulerDefaults`).

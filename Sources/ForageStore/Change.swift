@@ -24,6 +24,7 @@ public struct HistoryRetention: Sendable, Hashable {
   /// Changes older than this are dropped; nil keeps them at any age.
   public var maxAge: Duration?
 
+  /// A retention keeping at most `keep` changes per record, none older than `maxAge`; nil keeps all.
   public init(keep: Int? = nil, maxAge: Duration? = nil) {
     self.keep = keep
     self.maxAge = maxAge
@@ -55,6 +56,7 @@ public struct ChangeQuery: Sendable, Hashable {
   /// At most this many.
   public var limit: Int
 
+  /// A query; with no arguments, the newest 100 changes of every source and kind.
   public init(
     source: String? = nil, kinds: Set<ChangeKind> = [], since: Date? = nil, beforeID: Int64? = nil,
     limit: Int = 100
@@ -79,20 +81,26 @@ public enum NotificationState: String, Sendable, Hashable, CaseIterable {
 
 /// A notification of the outbox with the change it tells of.
 public struct OutboxNotification: Sendable, Hashable {
+  /// The notification's row identifier in the outbox.
   public var id: Int64
   /// The idempotency key, the same on every attempt (`webhook-id`).
   public var messageID: String
+  /// The name of the channel it goes to.
   public var channel: String
+  /// Where it is in its life: pending, delivered or dead.
   public var state: NotificationState
   /// Attempts made so far.
   public var attempts: Int
+  /// When it was written to the outbox, in the transaction of its change.
   public var createdAt: Date
   /// When the next attempt is due (pending ones).
   public var nextAttemptAt: Date
   /// Why the last attempt failed, in a sentence.
   public var lastError: String?
+  /// The change it tells of.
   public var change: RecordChange
 
+  /// A notification as the outbox keeps it; each parameter has its property's meaning.
   public init(
     id: Int64, messageID: String, channel: String, state: NotificationState, attempts: Int, createdAt: Date,
     nextAttemptAt: Date, lastError: String?, change: RecordChange
@@ -121,6 +129,7 @@ public enum NotificationSettlement: Sendable, Hashable {
 
 /// How many notifications are in each state.
 public struct NotificationCounts: Sendable, Hashable {
+  /// Notifications waiting for an attempt, accepted by a receiver, and given up on.
   public var pending = 0, delivered = 0, dead = 0
   /// Pending ones whose next attempt is due.
   public var due = 0
@@ -128,11 +137,13 @@ public struct NotificationCounts: Sendable, Hashable {
   public var retrying = 0
   /// The earliest next attempt of a pending one.
   public var nextAttemptAt: Date?
+  /// Counts of an empty outbox.
   public init() {}
 }
 
 /// What the store holds of one source (`forage status`).
 public struct SourceStatistics: Sendable, Hashable, Codable {
+  /// The source's name.
   public var name: String
   /// Current records (not removed).
   public var records = 0
@@ -145,17 +156,22 @@ public struct SourceStatistics: Sendable, Hashable, Codable {
   /// When its last crawl completed.
   public var lastCompletedCrawl: Date?
 
+  /// Statistics of source `name` before anything is counted: all zero.
   public init(name: String) { self.name = name }
 }
 
 /// A channel that a receiver turned off (HTTP 410 Gone), kept until the
 /// config points the channel somewhere else.
 public struct DisabledChannel: Sendable, Hashable {
+  /// The channel's name in the config.
   public var name: String
   /// The target the channel had when it was turned off (a webhook URL).
   public var target: String
+  /// Why the receiver turned it off, in a sentence.
   public var reason: String
+  /// When it was turned off.
   public var at: Date
+  /// A channel `name` that was turned off at `at` while it delivered to `target`.
   public init(name: String, target: String, reason: String, at: Date) {
     self.name = name
     self.target = target

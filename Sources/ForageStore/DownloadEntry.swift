@@ -29,6 +29,7 @@ public struct DownloadRequest: Sendable, Hashable {
   /// The source that queued it (a feed's enclosures), nil for a person's request.
   public var source: String?
 
+  /// A request for `url` into `folder`; the other parameters have their properties' meaning.
   public init(
     url: String, folder: String, expectedSize: Int? = nil, expectedSHA256: String? = nil, source: String? = nil
   ) {
@@ -55,16 +56,22 @@ public struct DownloadRequest: Sendable, Hashable {
 
 /// A download as the store keeps it.
 public struct DownloadEntry: Sendable, Hashable {
+  /// The download's identifier in the store.
   public var id: Int64
+  /// The absolute http(s) URL.
   public var url: String
   /// The destination folder (absolute).
   public var folder: String
   /// The file name chosen for it (from `Content-Disposition` or the URL), once the
   /// first answer came; a suffix may still be added if it is taken when the file lands.
   public var name: String?
+  /// The size the request expects, in bytes; nil when it names none.
   public var expectedSize: Int?
+  /// The SHA-256 the request expects (lowercase hex); nil when it names none.
   public var expectedSHA256: String?
+  /// The source that queued it (a feed's enclosures); nil for a person's request.
   public var source: String?
+  /// Where the download stands.
   public var state: DownloadState
   /// Bytes of the part file known to be on disk (fsynced before they were recorded).
   public var bytesWritten: Int
@@ -83,10 +90,14 @@ public struct DownloadEntry: Sendable, Hashable {
   public var path: String?
   /// The finished file's SHA-256 (lowercase hex), when it was computed.
   public var sha256: String?
+  /// When it was queued.
   public var createdAt: Date
+  /// When its row last changed.
   public var updatedAt: Date
+  /// When its file landed; nil until it is done.
   public var finishedAt: Date?
 
+  /// A download as the store keeps it; each parameter has its property's meaning.
   public init(
     id: Int64, url: String, folder: String, name: String? = nil, expectedSize: Int? = nil,
     expectedSHA256: String? = nil, source: String? = nil, state: DownloadState = .queued, bytesWritten: Int = 0,

@@ -39,8 +39,11 @@ public struct RunSummary: Sendable, Hashable {
   public var pagesFailed = 0
   /// Pages left for the next launch (budget, politeness).
   public var pagesDeferred = 0
+  /// Records seen for the first time.
   public var recordsNew = 0
+  /// Records seen again with different fields.
   public var recordsChanged = 0
+  /// Records seen again with the same fields.
   public var recordsUnchanged = 0
   /// Records a completed crawl did not see again.
   public var recordsRemoved = 0
@@ -197,13 +200,21 @@ extension RunSummary: CustomStringConvertible {
 public struct SourceRunSummary: Sendable, Hashable, Codable {
   /// The source's name.
   public var name: String
+  /// The source's pages fetched successfully (2xx) and processed.
   public var pagesFetched = 0
+  /// The source's pages answered with 304 Not Modified.
   public var pagesNotModified = 0
+  /// The source's pages not fetched again because their stored copy is younger than `revisitAfter`.
   public var pagesFresh = 0
+  /// The source's pages that failed.
   public var pagesFailed = 0
+  /// The source's pages left for the next launch (budget, politeness).
   public var pagesDeferred = 0
+  /// The source's records seen for the first time.
   public var recordsNew = 0
+  /// The source's records seen again with different fields.
   public var recordsChanged = 0
+  /// The source's records seen again with the same fields.
   public var recordsUnchanged = 0
   /// Records the source's completed crawl did not see again.
   public var recordsRemoved = 0
@@ -272,10 +283,12 @@ public struct LaunchConditions: Sendable, Hashable, Codable {
   public var batteryLevel: Double
   /// `wifi`, `cellular`, `wired`, `none`, with `expensive`/`constrained` when so.
   public var network: String
+  /// Low Power Mode was on.
   public var lowPowerMode: Bool
   /// `nominal`, `fair`, `serious`, `critical`.
   public var thermalState: String
 
+  /// The conditions in words; each parameter has its property's meaning.
   public init(charging: Bool, batteryLevel: Double, network: String, lowPowerMode: Bool, thermalState: String) {
     self.charging = charging
     self.batteryLevel = batteryLevel

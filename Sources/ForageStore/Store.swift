@@ -247,9 +247,12 @@ public struct RobotsFile: Sendable, Hashable {
   /// The file, for `rules`; for `disallow-all`, why it could not be had
   /// (UTF-8 text such as `HTTP 503`), so later launches can say so.
   public var body: [UInt8]
+  /// When the file was fetched (or the fetch failed).
   public var fetchedAt: Date
+  /// When the entry stops being used and robots.txt is fetched again.
   public var expiresAt: Date
 
+  /// An entry for `origin`; each parameter has its property's meaning.
   public init(origin: String, verdict: Verdict, body: [UInt8], fetchedAt: Date, expiresAt: Date) {
     self.origin = origin
     self.verdict = verdict
@@ -273,6 +276,7 @@ public struct FrontierSeed: Sendable, Hashable {
   /// last fetch.
   public var lastModified: Date?
 
+  /// A seed for `url`; each parameter has its property's meaning.
   public init(url: String, fingerprint: UInt64, depth: Int, lastModified: Date? = nil) {
     self.url = url
     self.fingerprint = fingerprint
@@ -283,16 +287,22 @@ public struct FrontierSeed: Sendable, Hashable {
 
 /// A frontier entry claimed by a job.
 public struct FrontierItem: Sendable, Hashable {
+  /// The entry's identifier in the store.
   public var id: Int64
+  /// The crawl whose frontier it is on.
   public var crawl: Int64
+  /// The URL to fetch.
   public var url: String
+  /// The fingerprint of the canonical URL (see `FrontierSeed`).
   public var fingerprint: UInt64
+  /// Link distance from a start URL.
   public var depth: Int
   /// Failed attempts so far.
   public var attempts: Int
   /// The seed's ``FrontierSeed/lastModified``.
   public var lastModified: Date?
 
+  /// An entry as the store hands it out; each parameter has its property's meaning.
   public init(
     id: Int64, crawl: Int64, url: String, fingerprint: UInt64, depth: Int, attempts: Int, lastModified: Date? = nil
   ) {
@@ -308,12 +318,16 @@ public struct FrontierItem: Sendable, Hashable {
 
 /// A crawl: one pass over a source's frontier.
 public struct Crawl: Sendable, Hashable {
+  /// The crawl's identifier in the store.
   public var id: Int64
+  /// The name of the source it crawls.
   public var source: String
+  /// When it began.
   public var startedAt: Date
   /// True when this call started the crawl (seeds inserted).
   public var isNew: Bool
 
+  /// A crawl; each parameter has its property's meaning.
   public init(id: Int64, source: String, startedAt: Date, isNew: Bool) {
     self.id = id
     self.source = source
@@ -324,7 +338,9 @@ public struct Crawl: Sendable, Hashable {
 
 /// How many frontier entries of a crawl are in each state.
 public struct FrontierCounts: Sendable, Hashable {
+  /// Entries waiting, held by a job, fetched and processed, and failed for good.
   public var queued = 0, claimed = 0, done = 0, failed = 0
+  /// Counts of each state; zero when not given.
   public init(queued: Int = 0, claimed: Int = 0, done: Int = 0, failed: Int = 0) {
     self.queued = queued
     self.claimed = claimed
@@ -349,13 +365,19 @@ public enum FrontierOutcome: Sendable, Hashable {
 
 /// The stored outcome of fetching one URL.
 public struct PageRecord: Sendable, Hashable {
+  /// The URL that was fetched.
   public var url: String
+  /// The fingerprint of the canonical URL; the page's identity.
   public var fingerprint: UInt64
+  /// The HTTP status of the answer.
   public var status: Int
+  /// The `ETag` the answer carried, sent back in `If-None-Match`.
   public var etag: String?
+  /// The `Last-Modified` the answer carried, sent back in `If-Modified-Since`.
   public var lastModified: String?
   /// Hash of the body, nil when no body was read (e.g. 304).
   public var contentHash: UInt64?
+  /// When it was fetched.
   public var fetchedAt: Date
   /// Absolute out-links found on the page, kept so that a revisit answered
   /// with 304 (or skipped as fresh) can still expand the crawl.
@@ -368,6 +390,7 @@ public struct PageRecord: Sendable, Hashable {
   /// answered 304 can say how many records the server vouched for.
   public var recordCount: Int
 
+  /// A page's outcome; each parameter has its property's meaning.
   public init(
     url: String, fingerprint: UInt64, status: Int, etag: String? = nil,
     lastModified: String? = nil, contentHash: UInt64? = nil, fetchedAt: Date, links: [String] = [],
@@ -388,15 +411,19 @@ public struct PageRecord: Sendable, Hashable {
 
 /// A record as extracted from a page, ready to store.
 public struct RecordInput: Sendable, Hashable {
+  /// The name of the source that extracted it.
   public var source: String
   /// Identity within the source.
   public var key: String
+  /// The URL of the page it came from.
   public var url: String
   /// The fields as a canonical JSON object (sorted keys), so equal content
   /// has equal text.
   public var fieldsJSON: String
+  /// The hash of `fieldsJSON`, compared to tell a changed record from an unchanged one.
   public var contentHash: UInt64
 
+  /// A record to store; each parameter has its property's meaning.
   public init(source: String, key: String, url: String, fieldsJSON: String, contentHash: UInt64) {
     self.source = source
     self.key = key
@@ -408,10 +435,13 @@ public struct RecordInput: Sendable, Hashable {
 
 /// Everything to write for one claimed frontier entry, atomically.
 public struct PageCommit: Sendable {
+  /// The claimed entry this commit settles.
   public var item: FrontierItem
+  /// What became of it.
   public var outcome: FrontierOutcome
   /// The page row to upsert (by fingerprint), if the URL was fetched.
   public var page: PageRecord?
+  /// The records extracted from the page.
   public var records: [RecordInput]
   /// Links to add to the crawl's frontier (duplicates by fingerprint ignored).
   public var discovered: [FrontierSeed]
@@ -426,8 +456,10 @@ public struct PageCommit: Sendable {
   /// Decides which changes are notable and where they go; nil writes no
   /// notification.
   public var router: (any ChangeRouter)? = nil
+  /// The time written into the rows (the caller's clock).
   public var now: Date
 
+  /// A commit for `item`; `keepsRecords` and `router` are set afterwards when needed.
   public init(
     item: FrontierItem, outcome: FrontierOutcome, page: PageRecord? = nil,
     records: [RecordInput] = [], discovered: [FrontierSeed] = [], maxPages: Int? = nil,
@@ -446,8 +478,11 @@ public struct PageCommit: Sendable {
 
 /// What a commit did to the records.
 public struct CommitResult: Sendable, Hashable {
+  /// Records written for the first time.
   public var newRecords = 0
+  /// Records whose fields changed.
   public var changedRecords = 0
+  /// Records seen again with the same fields.
   public var unchangedRecords = 0
   /// Frontier entries actually added (new fingerprints within the cap).
   public var linksAdded = 0
@@ -457,6 +492,7 @@ public struct CommitResult: Sendable, Hashable {
   public var changes: [RecordChange] = []
   /// Notifications written to the outbox.
   public var notifications = 0
+  /// A result of a commit that wrote nothing.
   public init() {}
 
   /// Adds another result's counts and changes to this one.
@@ -477,6 +513,7 @@ public struct CrawlCompletion: Sendable, Hashable {
   public var removed: [RecordChange] = []
   /// Notifications written to the outbox.
   public var notifications = 0
+  /// A completion that wrote these `removed` changes and `notifications`.
   public init(removed: [RecordChange] = [], notifications: Int = 0) {
     self.removed = removed
     self.notifications = notifications
@@ -523,17 +560,26 @@ extension Store {
 
 /// A record as stored.
 public struct StoredRecord: Sendable, Hashable {
+  /// The record's identifier in the store.
   public var id: Int64
+  /// The name of the source it belongs to.
   public var source: String
+  /// Its identity within the source.
   public var key: String
+  /// The page it was last seen on.
   public var url: String
+  /// The fields as a canonical JSON object (sorted keys).
   public var fieldsJSON: String
+  /// The hash of `fieldsJSON`.
   public var contentHash: UInt64
+  /// When it was first stored.
   public var firstSeen: Date
+  /// When a page last gave it (or a 304 vouched for it).
   public var lastSeen: Date
   /// When a completed crawl did not see it again; nil while it is present.
   public var removedAt: Date?
 
+  /// A record as stored; each parameter has its property's meaning.
   public init(
     id: Int64, source: String, key: String, url: String, fieldsJSON: String,
     contentHash: UInt64, firstSeen: Date, lastSeen: Date, removedAt: Date? = nil
@@ -553,9 +599,13 @@ public struct StoredRecord: Sendable, Hashable {
 /// A change of a record (new, changed, removed or restored), kept for the
 /// history (`forage changes`) and notifications.
 public struct RecordChange: Sendable, Hashable {
+  /// The change's identifier in the store; higher is newer.
   public var id: Int64
+  /// The name of the record's source.
   public var source: String
+  /// The record's key within the source.
   public var key: String
+  /// What happened to the record.
   public var kind: ChangeKind
   /// The record's page URL when the change was seen.
   public var url: String
@@ -563,9 +613,12 @@ public struct RecordChange: Sendable, Hashable {
   public var beforeJSON: String?
   /// The fields after the change; nil for a removed record.
   public var afterJSON: String?
+  /// When the change was seen.
   public var at: Date
+  /// The task run that saw it; nil when none was recorded.
   public var run: Int64?
 
+  /// A change; each parameter has its property's meaning.
   public init(
     id: Int64, source: String, key: String, kind: ChangeKind, url: String = "", beforeJSON: String?,
     afterJSON: String?, at: Date, run: Int64?
@@ -584,9 +637,13 @@ public struct RecordChange: Sendable, Hashable {
 
 /// A task run as stored.
 public struct TaskRun: Sendable, Hashable {
+  /// The run's identifier in the store.
   public var id: Int64
+  /// The identifier of the task it ran.
   public var task: String
+  /// The sources the run refreshed.
   public var sources: [String]
+  /// When it began.
   public var startedAt: Date
   /// Nil while running (or when the process died mid-run).
   public var summary: RunSummary?
@@ -595,6 +652,7 @@ public struct TaskRun: Sendable, Hashable {
   /// recorded none, and for a finished run.
   public var progress: RunSummary?
 
+  /// A run as stored; `progress` is kept only while there is no `summary`.
   public init(
     id: Int64, task: String, sources: [String], startedAt: Date, summary: RunSummary?, progress: RunSummary? = nil
   ) {

@@ -45,6 +45,7 @@ public struct StoreError: Error, CustomStringConvertible, CustomDebugStringConve
     /// The database server could not be reached, or the connection to it was
     /// lost (a PostgreSQL store); trying again later may succeed.
     public static let connection = Kind(name: "connection")
+    /// The kind's name, such as `notAStore`.
     public var description: String { name }
   }
 

@@ -37,6 +37,7 @@ public struct FieldRule: Sendable, Hashable, ExpressibleByStringLiteral {
   /// When true, a page where this field has no value produces no record.
   public var required: Bool
 
+  /// A rule matching `selector` (CSS for HTML, a JSON Pointer for JSON), with the options described on each property.
   public init(
     _ selector: String, attr: String? = nil, all: Bool = false, type: FieldType = .string,
     regex: String? = nil, trim: Bool = true, default defaultValue: JSONValue? = nil,
@@ -52,6 +53,7 @@ public struct FieldRule: Sendable, Hashable, ExpressibleByStringLiteral {
     self.required = required
   }
 
+  /// A CSS or JSON Pointer rule written as a string literal: `"title": "h1"`.
   public init(stringLiteral value: String) { self.init(value) }
 
   /// A CSS rule for HTML sources.
@@ -113,8 +115,11 @@ public enum FieldType: String, Sendable, Hashable, CaseIterable {
 /// A named field rule; a source's fields keep their declared order (it is
 /// the column order of CSV exports).
 public struct Field: Sendable, Hashable {
+  /// The field's name in each record.
   public var name: String
+  /// How the field's value is found.
   public var rule: FieldRule
+  /// The field `name` found by `rule`.
   public init(name: String, rule: FieldRule) {
     self.name = name
     self.rule = rule

@@ -10,11 +10,13 @@ import ForageURL
 /// The JSON format is described in `docs/configuration.md`; the same types
 /// can be built in code.
 public struct ForageConfig: Sendable, Hashable {
+  /// Whether two configs have the same settings, tasks, sources and channels (the folder they were loaded from is not compared).
   public static func == (a: ForageConfig, b: ForageConfig) -> Bool {
     a.store == b.store && a.fetch == b.fetch && a.removeQueryParameters == b.removeQueryParameters
       && a.tasks == b.tasks && a.sources == b.sources && a.notify == b.notify
   }
 
+  /// Hashes the same settings `==` compares.
   public func hash(into hasher: inout Hasher) {
     hasher.combine(store)
     hasher.combine(fetch)
@@ -32,7 +34,9 @@ public struct ForageConfig: Sendable, Hashable {
   /// Query parameters (glob patterns such as `utm_*`) removed from URLs
   /// before deduplication.
   public var removeQueryParameters: [String]
+  /// The background tasks that run the sources, each with its identifier and kind.
   public var tasks: [TaskDefinition]
+  /// The sources to keep fresh; names are unique.
   public var sources: [Source]
   /// Where notable changes are delivered (the top-level `notify` array).
   public var notify: [NotifyChannel] = []

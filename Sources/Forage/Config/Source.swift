@@ -71,6 +71,7 @@ public struct Source: Sendable, Hashable {
   /// crawl downloads them again.
   public var download = false
 
+  /// A source named `name` read from `urls`, with the options described on each property.
   public init(
     name: String, urls: [String], format: SourceFormat = .html,
     extract fields: KeyValuePairs<String, FieldRule> = [:], match: String? = nil,
@@ -146,6 +147,7 @@ public struct CrawlScope: Sendable, Hashable {
   /// (with a conditional request); younger pages are not fetched again.
   public var revisitAfter: Duration
 
+  /// A crawl scope; every parameter has its property's meaning, and its default is in `Defaults`.
   public init(
     follow: String = Defaults.follow, sameHost: Bool = true, allowedDomains: [String] = [],
     include: [String] = [], exclude: [String] = [], maxDepth: Int = Defaults.maxDepth,

@@ -32,5 +32,6 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
     self.message = message
   }
 
+  /// The sentence for a person (`message`).
   public var description: String { message }
 }

@@ -10,9 +10,9 @@ import ForageURL
 ///     DownloadName.sanitize(".bashrc")                // "bashrc"
 ///     DownloadName.sanitize("a\u{202E}gpj.exe")       // "agpj.exe"
 ///     DownloadName.candidates("report.pdf").prefix(3) // report.pdf, report-1.pdf, report-2.pdf
-public enum DownloadName {
+package enum DownloadName {
   /// The name used when neither the server nor the URL gives a usable one.
-  public static let fallback = "download"
+  package static let fallback = "download"
 
   /// `raw` made safe as one file name in a folder, or nil when nothing usable is left:
   ///
@@ -23,7 +23,7 @@ public enum DownloadName {
   /// - leading dots and spaces go (no hidden files, no `..`), and trailing ones;
   /// - the result is cut to at most `maxLength` UTF-8 bytes, keeping a short
   ///   extension.
-  public static func sanitize(_ raw: String, maxLength: Int = DownloadSettings.Default.maxNameLength) -> String? {
+  package static func sanitize(_ raw: String, maxLength: Int = DownloadSettings.Default.maxNameLength) -> String? {
     let last = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
     var scalars = String.UnicodeScalarView()
     for scalar in last.unicodeScalars {
@@ -50,7 +50,7 @@ public enum DownloadName {
   }
 
   /// The sanitised last path segment of `url` (percent-decoded), or nil.
-  public static func fromURL(_ url: WebURL) -> String? {
+  package static func fromURL(_ url: WebURL) -> String? {
     let path = url.path
     guard let segment = path.split(separator: "/", omittingEmptySubsequences: true).last else { return nil }
     return sanitize(percentDecoded(segment))
@@ -59,7 +59,7 @@ public enum DownloadName {
   /// The name for a download of `url` answered with `headers`: the
   /// `Content-Disposition` file name, else the URL's (the one first asked for, then
   /// the one that answered after redirects), else ``fallback``; sanitised.
-  public static func suggested(headers: HTTPHeaders?, url: WebURL, answeredBy final: WebURL? = nil) -> String {
+  package static func suggested(headers: HTTPHeaders?, url: WebURL, answeredBy final: WebURL? = nil) -> String {
     if let value = headers?["Content-Disposition"], let name = ContentDisposition(value)?.filename,
       let safe = sanitize(name)
     {
@@ -74,25 +74,25 @@ public enum DownloadName {
   /// back into the store or delete it; see ``SQLiteSideFiles``).
   ///
   ///     DownloadName.landing("forage.sqlite-journal")   // "forage.sqlite-journal.download"
-  public static func landing(_ name: String) -> String {
+  package static func landing(_ name: String) -> String {
     SQLiteSideFiles.isReserved(name: name) ? name + renamedSuffix : name
   }
 
   /// What ``landing(_:)`` appends to a reserved name.
-  public static let renamedSuffix = ".download"
+  package static let renamedSuffix = ".download"
 
   /// Why a download named `name` lands under another name, as a clause for
   /// listings; nil when it lands under its own (or a free `-1`… variant).
   ///
   /// - Parameter landed: the name it landed as (default: ``landing(_:)``).
-  public static func renaming(_ name: String, landedAs landed: String? = nil) -> String? {
+  package static func renaming(_ name: String, landedAs landed: String? = nil) -> String? {
     guard let side = SQLiteSideFiles.sideFile(named: name) else { return nil }
     return "saved as \(landed ?? landing(name)): SQLite would take \(name) for the \(side.role) of a database "
       + "named \(side.database)"
   }
 
   /// `name`, then `stem-1.ext`, `stem-2.ext`… for a folder where it is taken.
-  public static func candidates(_ name: String) -> some Sequence<String> {
+  package static func candidates(_ name: String) -> some Sequence<String> {
     let (stem, ext) = split(name)
     return (0...).lazy.map { $0 == 0 ? name : "\(stem)-\($0)\(ext)" }
   }

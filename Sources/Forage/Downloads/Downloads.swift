@@ -22,7 +22,9 @@ public enum DownloadResult: Sendable, Hashable {
 
 /// A running download's progress, for a progress line.
 public struct DownloadStatus: Sendable, Hashable {
+  /// The download's identifier in the store.
   public var id: Int64
+  /// The URL being downloaded.
   public var url: String
   /// The file name chosen so far, when one is.
   public var name: String?

@@ -19,6 +19,7 @@ public struct EnclosureDownloads: Sendable, Hashable {
   /// enclosure. An enclosure without a type matches only an empty list or `*/*`.
   public var types: [String]
 
+  /// Enclosures of the given MIME `types` (empty: all) downloaded into `folder`.
   public init(folder: String, types: [String] = []) {
     self.folder = folder
     self.types = types

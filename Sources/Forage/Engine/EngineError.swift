@@ -12,6 +12,7 @@ public struct EngineError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let unknownSource = Kind("unknownSource")
     /// A store location this build cannot open (a `postgres://` URL).
     public static let unsupportedStore = Kind("unsupportedStore")
+    /// The kind's name, such as `unknownTask`.
     public var description: String { name }
   }
 
@@ -25,5 +26,6 @@ public struct EngineError: Error, Sendable, Hashable, CustomStringConvertible {
     self.message = message
   }
 
+  /// The sentence for a person (`message`).
   public var description: String { message }
 }

@@ -23,6 +23,7 @@ public struct Exporter: Sendable {
   /// Records read from the store per query.
   let pageSize = 1000
 
+  /// An exporter reading the records of `store`.
   public init(store: any Store) { self.store = store }
 
   /// Streams the export to `write`, a chunk of text at a time: the current

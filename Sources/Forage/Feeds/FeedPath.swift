@@ -96,6 +96,7 @@ public struct FeedPath: Sendable, Hashable, CustomStringConvertible {
 
 /// Why a feed path is not one.
 public struct FeedPathError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What is wrong with the path, as a sentence.
   public let description: String
   init(_ description: String) { self.description = description }
 }

@@ -17,8 +17,8 @@ import ForageURL
 /// nothing committed: the next launch resumes the same crawl. Near the
 /// deadline the job stops claiming URLs, gives in-flight fetches a short
 /// grace, commits, and reports `stoppedByBudget`.
-public final class Job: Sendable {
-  public let config: ForageConfig
+package final class Job: Sendable {
+  package let config: ForageConfig
   let store: any Store
   let fetcher: Fetcher
   let canonicalizer: URLCanonicalizer
@@ -41,7 +41,7 @@ public final class Job: Sendable {
   ///   - now: the date of what the job stores (default: the wall clock; a
   ///     simulator passes its virtual clock, so the store's history is in
   ///     simulated time). Budgets and timeouts always run on real time.
-  public init(
+  package init(
     config: ForageConfig, store: any Store, transport: any Transport, notifier: Notifier? = nil,
     now: @escaping @Sendable () -> Date = { Date() }
   ) {
@@ -87,7 +87,7 @@ public final class Job: Sendable {
   /// - Throws: `EngineError.unknownSource` for an unknown source name;
   ///   `ConfigError` for a source that does not compile; store errors. Fetch failures are not thrown: they
   ///   are counted in the summary and retried on later launches.
-  public func run(
+  package func run(
     sources names: [String]? = nil, task: String = "run", budget: Duration, concurrencyLimit: Int? = nil,
     recoveringClaims: Bool = true, stop: StopRequest? = nil, conditions: LaunchConditions? = nil,
     progress: (@Sendable (RunSummary) -> Void)? = nil

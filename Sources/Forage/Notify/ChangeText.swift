@@ -8,11 +8,11 @@ import ForageSupport
 ///     2026-12-01 09:14:03Z  changed  prices  lamp  https://example.com/item/1
 ///       price: 12 → 10
 ///       description: The [-old-]{+new+} lamp, now with a switch.
-public enum ChangeText {
+package enum ChangeText {
   /// One JSON object: `{"id", "kind", "source", "key", "url", "at", "run",
   /// "before", "after", "changes": [{"field", "before", "after"}]}`. Control
   /// characters from pages, 8-bit (U+0080–U+009F) as 7-bit, are escaped.
-  public static func json(_ change: RecordChange) -> String {
+  package static func json(_ change: RecordChange) -> String {
     let (before, after) = change.parsedFields
     let changes = FieldDiff.changes(before: before, after: after).map(\.jsonValue)
     return TerminalText.escapingJSON(jsonObject(change, before, after, changes))
@@ -38,7 +38,7 @@ public enum ChangeText {
   /// `[-so-]`, added ones `{+so+}`, or in red and green with `colour`.
   /// Control characters from pages (7-bit and 8-bit) are shown as escapes
   /// (`\u001b`, `\u009b`), never sent to the terminal.
-  public static func lines(_ change: RecordChange, colour: Bool = false) -> [String] {
+  package static func lines(_ change: RecordChange, colour: Bool = false) -> [String] {
     let at = ISODate.string(change.at).replacingOccurrences(of: "T", with: " ")
     var kind = change.kind.rawValue
     if colour {

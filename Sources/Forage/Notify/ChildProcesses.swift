@@ -26,7 +26,7 @@ import Darwin
 /// fork and exec, which `posix_spawn` offers no step for, and it fires when
 /// the spawning *thread* ends, not the process: a Swift concurrency thread
 /// that the runtime retires would kill a healthy program.
-public enum ChildProcesses {
+package enum ChildProcesses {
   private static let groups = Locked<Set<pid_t>>([])
 
   /// Records a started program's process group.
@@ -40,7 +40,7 @@ public enum ChildProcesses {
   }
 
   /// The process groups of the programs running now, in no order.
-  public static var running: [pid_t] { groups.withLock { Array($0) } }
+  package static var running: [pid_t] { groups.withLock { Array($0) } }
 
   /// Sends SIGKILL to the process group of every program running now (and to
   /// the program itself, should it have left its group), for a process that
@@ -48,7 +48,7 @@ public enum ChildProcesses {
   ///
   /// - Returns: how many programs were signalled.
   @discardableResult
-  public static func killAll() -> Int {
+  package static func killAll() -> Int {
     groups.withLock { groups in
       for group in groups where kill(-group, SIGKILL) != 0 { kill(group, SIGKILL) }
       return groups.count

@@ -1,16 +1,16 @@
 import ForageStore
 
 /// One top-level field of a record that differs between two versions.
-public struct FieldChange: Sendable, Hashable {
+package struct FieldChange: Sendable, Hashable {
   /// The field's name.
-  public var field: String
+  package var field: String
   /// Its value before the change; nil when it was absent (or the record new).
-  public var before: JSONValue?
+  package var before: JSONValue?
   /// Its value after the change; nil when it is absent (or the record removed).
-  public var after: JSONValue?
+  package var after: JSONValue?
 
   /// A field change.
-  public init(field: String, before: JSONValue?, after: JSONValue?) {
+  package init(field: String, before: JSONValue?, after: JSONValue?) {
     self.field = field
     self.before = before
     self.after = after
@@ -22,13 +22,13 @@ public struct FieldChange: Sendable, Hashable {
 ///     let before = try JSONValue.parse(#"{"title": "Kettle", "price": 25, "old": 1}"#)
 ///     let after = try JSONValue.parse(#"{"title": "Kettle", "price": 19.5, "stock": 3}"#)
 ///     FieldDiff.changes(before: before, after: after).map(\.field)   // ["price", "stock", "old"]
-public enum FieldDiff {
+package enum FieldDiff {
   /// The top-level fields whose values differ (JSON equality), in `after`'s
   /// key order and then the fields only `before` has. A field absent on one
   /// side and present on the other (even as null) differs. A nil side (a
   /// new or removed record) gives every field of the other; a value that is
   /// not an object counts as one with no fields.
-  public static func changes(before: JSONValue?, after: JSONValue?) -> [FieldChange] {
+  package static func changes(before: JSONValue?, after: JSONValue?) -> [FieldChange] {
     let old = members(before)
     let new = members(after)
     var oldByKey: [String: JSONValue] = [:]
@@ -54,7 +54,7 @@ public enum FieldDiff {
 extension FieldChange {
   /// `{"field", "before", "after"}` (null where absent): how notifications
   /// and `forage changes --json` write it.
-  public var jsonValue: JSONValue {
+  package var jsonValue: JSONValue {
     .object([("field", .string(field)), ("before", before ?? .null), ("after", after ?? .null)])
   }
 }

@@ -114,6 +114,7 @@ public struct LocalNotificationError: Error, Sendable, Hashable, CustomStringCon
   /// The person has not allowed notifications for the app (or was not asked yet).
   public static let notAllowed = LocalNotificationError(
     "notifications are not allowed for this app: allow them in Settings, or ask again with requestAuthorization")
+  /// The sentence for a person (`message`).
   public var description: String { message }
 }
 

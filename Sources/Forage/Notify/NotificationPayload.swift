@@ -13,9 +13,9 @@ import ForageSupport
 /// `webhook-id`): the same on every retry, so a receiver can drop the
 /// duplicates that at-least-once delivery allows. `before` is null for a new
 /// record, `after` for a removed one.
-public enum NotificationPayload {
+package enum NotificationPayload {
   /// The document of one notification.
-  public static func document(id: String, change: RecordChange) -> JSONValue {
+  package static func document(id: String, change: RecordChange) -> JSONValue {
     let (before, after) = change.parsedFields
     let changes = FieldDiff.changes(before: before, after: after).map(\.jsonValue)
     return .object([
@@ -32,7 +32,7 @@ public enum NotificationPayload {
   }
 
   /// The document of a batch: `{"type": "batch", "id": …, "notifications": [...]}`.
-  public static func batch(id: String, _ notifications: [(id: String, change: RecordChange)]) -> JSONValue {
+  package static func batch(id: String, _ notifications: [(id: String, change: RecordChange)]) -> JSONValue {
     .object([
       ("type", .string("batch")),
       ("id", .string(id)),
@@ -43,14 +43,14 @@ public enum NotificationPayload {
   /// The idempotency key of a batch: derived from its members' keys, so a
   /// retry of the same batch carries the same one (a batch that gained
   /// members is another message; receivers dedupe members by their `id`).
-  public static func batchID(_ memberIDs: [String]) -> String {
+  package static func batchID(_ memberIDs: [String]) -> String {
     var hash = SHA256()
     for id in memberIDs.sorted() { hash.update(Array(id.utf8) + [0]) }
     return "msg_batch_" + hash.finalize().prefix(16).map { String($0 >> 4, radix: 16) + String($0 & 15, radix: 16) }.joined()
   }
 
   /// A sample notification for `forage notify --test`.
-  public static func sample(channel: String, at date: Date) -> (id: String, change: RecordChange) {
+  package static func sample(channel: String, at date: Date) -> (id: String, change: RecordChange) {
     let change = RecordChange(
       id: 0, source: "forage-test", key: "sample", kind: .changed, url: "https://example.com/item/1",
       beforeJSON: #"{"price":12,"title":"Sample item"}"#, afterJSON: #"{"price":10,"title":"Sample item"}"#,

@@ -6,7 +6,7 @@ import ForageStore
 ///
 ///     let router = NotificationRouter(config: config)   // nil without channels
 ///     PageCommit(item: item, outcome: .done, records: records, router: router, now: .now)
-public struct NotificationRouter: ChangeRouter {
+package struct NotificationRouter: ChangeRouter {
   struct Rule: Sendable {
     var conditions: [ChangeCondition]?
     var channels: [String]
@@ -14,7 +14,7 @@ public struct NotificationRouter: ChangeRouter {
   let rules: [String: Rule]
 
   /// The router of `config`; nil when it has no channels (nothing to route).
-  public init?(config: ForageConfig) {
+  package init?(config: ForageConfig) {
     guard !config.notify.isEmpty else { return nil }
     let all = config.notify.map(\.name)
     var rules: [String: Rule] = [:]
@@ -27,7 +27,7 @@ public struct NotificationRouter: ChangeRouter {
 
   /// The channels `change` goes to; empty when it is not notable or its
   /// source is not in the config.
-  public func channels(for change: RecordChange, firstCrawl: Bool) -> [String] {
+  package func channels(for change: RecordChange, firstCrawl: Bool) -> [String] {
     guard let rule = rules[change.source], !rule.channels.isEmpty else { return [] }
     // Fields are parsed only when a condition looks at them.
     let needsFields = rule.conditions?.contains { if case .field = $0 { return true } else { return false } } ?? false

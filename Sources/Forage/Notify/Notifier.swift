@@ -70,6 +70,7 @@ public final class Notifier: Sendable {
     /// One sentence per failure or death, in order (secrets never appear).
     public var problems: [String] = []
 
+    /// An empty report: nothing delivered, failed or dead.
     public init() {}
 
     /// Adds another round's figures to these.

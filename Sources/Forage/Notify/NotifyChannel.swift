@@ -53,6 +53,7 @@ public struct NotifyChannel: Sendable, Hashable {
     }
   }
 
+  /// A channel delivering to `target`; an unnamed one is called by its type.
   public init(
     name: String? = nil, target: Target, batch: Bool = false, timeout: Duration = Defaults.notifyTimeout,
     maxAge: Duration = Defaults.notifyMaxAge, env: [String: String] = [:], passEnv: [String] = []

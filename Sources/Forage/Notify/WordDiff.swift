@@ -7,9 +7,9 @@
 /// Words keep the whitespace after them, and the parts reproduce both texts
 /// exactly: the `same` and `removed` parts joined give the first text, the
 /// `same` and `added` parts joined give the second.
-public enum WordDiff {
+package enum WordDiff {
   /// A piece of a diff.
-  public enum Part: Sendable, Hashable {
+  package enum Part: Sendable, Hashable {
     /// Text both versions have.
     case same(String)
     /// Text only the first version has.
@@ -22,13 +22,13 @@ public enum WordDiff {
   /// end are set aside) may have for a word-by-word comparison; past it the
   /// middle is shown as one removed and one added part. The comparison takes
   /// time and memory proportional to the product of the two counts.
-  public static let largestComparedMiddle = 4000
+  package static let largestComparedMiddle = 4000
 
   /// The parts that turn `before` into `after`: their common words as
   /// `same`, the rest as `removed` and `added`. Between two `same` parts,
   /// what was removed comes first, then what was added, each as one part;
   /// no part is empty.
-  public static func diff(_ before: String, _ after: String) -> [Part] {
+  package static func diff(_ before: String, _ after: String) -> [Part] {
     let a = tokens(before)
     let b = tokens(after)
     var out = PartList()
@@ -58,7 +58,7 @@ public enum WordDiff {
 
   /// Whether a text is long enough to be shown as a word diff rather than
   /// as its old and new values: 80 characters or more, or more than one line.
-  public static func isLongText(_ s: String) -> Bool {
+  package static func isLongText(_ s: String) -> Bool {
     var count = 0
     for c in s {
       if c.isNewline { return true }

@@ -17,29 +17,29 @@ import ForageStore
 /// field names, URLs, error messages, task and source names) is escaped
 /// (`& < > " '`) wherever it appears, so it always shows as text; none of it
 /// goes into a `style`, a URL or an attribute.
-public enum HTMLReport {
+package enum HTMLReport {
   /// What the report covers.
-  public struct Options: Sendable {
+  package struct Options: Sendable {
     /// The longest span the launch timeline and the freshness charts cover,
     /// in days, ending now. A shorter history is shown over its own span.
-    public var days: Double = 7
+    package var days: Double = 7
     /// The most recent changes listed.
-    public var changes = 40
+    package var changes = 40
     /// The most launches drawn per source in the pages-per-launch chart.
-    public var launchesPerSource = 30
+    package var launchesPerSource = 30
     /// Simulated days of the freshness forecast (with a config).
-    public var forecastDays: Double = 3
+    package var forecastDays: Double = 3
     /// The forecast's seed: the same seed gives the same forecast.
-    public var seed: UInt64 = 1
+    package var seed: UInt64 = 1
     /// The device the forecast simulates.
-    public var profile: DeviceProfile = .commuter
+    package var profile: DeviceProfile = .commuter
     /// The page's title and heading.
-    public var title = "Forage report"
+    package var title = "Forage report"
     /// A line under the heading (the store's path), shown as text.
-    public var subtitle: String?
+    package var subtitle: String?
 
     /// The defaults: a week of history, a three-day forecast on the commuter profile.
-    public init() {}
+    package init() {}
   }
 
   /// Reads `store` and renders the report.
@@ -51,7 +51,7 @@ public enum HTMLReport {
   ///   - now: the report's "now": the end of the timeline, the ages' reference.
   /// - Returns: the whole HTML document.
   /// - Throws: store errors.
-  public static func render(
+  package static func render(
     store: any Store, config: ForageConfig? = nil, now: Date = Date(), options: Options = Options()
   ) async throws -> String {
     let status = try await StoreStatus.gather(store: store, config: config, now: now, launches: 500)

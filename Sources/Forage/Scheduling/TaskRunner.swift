@@ -18,6 +18,7 @@ import ForageStore
 /// deadline (in-flight fetches cancelled, everything done committed) and the
 /// launch completes with `success: false`. The next launch resumes the crawl.
 public struct TaskRunner: Sendable {
+  /// The config whose tasks it registers and runs.
   public let config: ForageConfig
   let store: any Store
   let transport: any Transport
@@ -310,6 +311,7 @@ public struct LaunchPlan: Sendable, Hashable {
   /// The concurrency cap, or nil for the config's.
   public var concurrencyLimit: Int?
 
+  /// The plan for a launch of `task` under `conditions`: which of its sources run now and which wait.
   public init(task: TaskDefinition, config: ForageConfig, conditions: DeviceConditions) {
     var run: [String] = []
     var waiting: [String: String] = [:]

@@ -13,15 +13,21 @@ import ForageSupport
 public struct StoreStatus: Sendable, Codable, Hashable {
   /// One launch of a task.
   public struct Launch: Sendable, Codable, Hashable {
+    /// The launch's run identifier in the store.
     public var id: Int64
+    /// When the launch began.
     public var startedAt: Date
     /// `completed`, `budget` (stopped by its budget or an expiration),
     /// `interrupted`, `failed`, or `unfinished` (no end recorded: running, or
     /// its process died).
     public var outcome: String
+    /// How long it ran, in seconds; nil while no end is recorded.
     public var seconds: Double?
+    /// Pages it handled: fetched, answered "not modified", or still fresh.
     public var pagesFetched = 0
+    /// Pages whose fetch failed.
     public var pagesFailed = 0
+    /// Notifications it delivered.
     public var notificationsDelivered = 0
     /// The device's state when it began, when a scheduler launched it.
     public var conditions: LaunchConditions?
@@ -29,6 +35,7 @@ public struct StoreStatus: Sendable, Codable, Hashable {
 
   /// A task: its last launches and its pending request.
   public struct TaskStatus: Sendable, Codable, Hashable {
+    /// The task's identifier in the config.
     public var id: String
     /// Newest first.
     public var launches: [Launch]
@@ -42,6 +49,7 @@ public struct StoreStatus: Sendable, Codable, Hashable {
   public struct ErrorGroup: Sendable, Codable, Hashable {
     /// What went wrong (`HTTP 500`, `timed out after 10 s`).
     public var cause: String
+    /// How many failures had this cause.
     public var count: Int
     /// The first URL it happened to.
     public var firstURL: String
@@ -49,16 +57,21 @@ public struct StoreStatus: Sendable, Codable, Hashable {
 
   /// A source.
   public struct SourceStatus: Sendable, Codable, Hashable {
+    /// The source's name in the config.
     public var name: String
+    /// Records the store holds for it (removed ones excluded).
     public var records: Int
+    /// Records marked removed: no longer seen by a completed crawl.
     public var removed: Int
     /// When a launch last saw any of its records (the newest data).
     public var newestData: Date?
+    /// When its last crawl completed; nil when none has yet.
     public var lastCompletedCrawl: Date?
     /// Changes in the last day.
     public var changesLastDay: Int
     /// Pages fetched and failed in the last launch that ran it.
     public var lastLaunchPages: Int?
+    /// Pages that failed in the last launch that ran it.
     public var lastLaunchFailures: Int?
     /// Of its last launches (up to the threshold), how many had every page fail.
     public var failingLaunches: Int
@@ -68,11 +81,15 @@ public struct StoreStatus: Sendable, Codable, Hashable {
 
   /// The notification outbox.
   public struct Outbox: Sendable, Codable, Hashable {
+    /// Notifications waiting for delivery.
     public var pending = 0
     /// Pending ones that failed at least once and wait for a retry.
     public var retrying = 0
+    /// Notifications a receiver accepted.
     public var delivered = 0
+    /// Notifications given up on, kept and shown but never retried.
     public var dead = 0
+    /// When the next pending one may be attempted; nil when none is pending.
     public var nextAttemptAt: Date?
     /// The newest dead ones: `channel: why`.
     public var deadReasons: [String] = []
@@ -80,15 +97,21 @@ public struct StoreStatus: Sendable, Codable, Hashable {
 
   /// Background downloads by state.
   public struct DownloadCounts: Sendable, Codable, Hashable {
+    /// Downloads in each state: waiting, being written, finished and given up on.
     public var queued = 0, running = 0, done = 0, failed = 0
     /// The failed ones: `URL: why`.
     public var failures: [String] = []
   }
 
+  /// When the status was gathered.
   public var at: Date
+  /// Every task of the config, in its order.
   public var tasks: [TaskStatus]
+  /// Every source of the config, in its order.
   public var sources: [SourceStatus]
+  /// The notification outbox.
   public var notifications: Outbox
+  /// Background downloads by state.
   public var downloads = DownloadCounts()
   /// Sentences about what needs a person (empty: healthy).
   public var attention: [String]

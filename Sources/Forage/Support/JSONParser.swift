@@ -1,8 +1,12 @@
 /// A JSON syntax error with its line and column (1-based).
 public struct JSONSyntaxError: Error, CustomStringConvertible, Sendable {
+  /// What is wrong with the text.
   public var message: String
+  /// The line it is on (1-based).
   public var line: Int
+  /// The column it is at (1-based).
   public var column: Int
+  /// The position and the message: `line 3, column 7: expected ':'`.
   public var description: String { "line \(line), column \(column): \(message)" }
 }
 

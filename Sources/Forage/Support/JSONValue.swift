@@ -18,6 +18,7 @@ public enum JSONValue: Sendable, Hashable {
   /// Members in source order. Duplicate keys are rejected by the parser.
   case object([(key: String, value: JSONValue)])
 
+  /// Whether two values are equal; objects are equal when their members are, in the same order.
   public static func == (a: JSONValue, b: JSONValue) -> Bool {
     switch (a, b) {
     case (.null, .null): return true
@@ -31,6 +32,7 @@ public enum JSONValue: Sendable, Hashable {
     }
   }
 
+  /// Hashes the value consistently with `==` (member order included).
   public func hash(into h: inout Hasher) {
     switch self {
     case .null: h.combine(0)

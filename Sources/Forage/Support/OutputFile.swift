@@ -29,14 +29,14 @@ import ForageSupport
 /// target only in ``Writer/commit()``: a failed or interrupted write leaves
 /// the previous file as it was. The temporary file is the only path this type
 /// ever removes.
-public struct OutputFile: Sendable {
+package struct OutputFile: Sendable {
   /// The path as the user wrote it.
-  public let path: String
+  package let path: String
   /// The path written: `path`, or the regular file a symbolic link at `path`
   /// leads to.
-  public let target: String
+  package let target: String
   /// True when the target exists and will be replaced.
-  public let replacesExistingFile: Bool
+  package let replacesExistingFile: Bool
   private let protected: [FileIdentity]
   /// The `protecting` paths with their folders resolved, for those that do
   /// not exist yet.
@@ -48,7 +48,7 @@ public struct OutputFile: Sendable {
   ///   `-wal` and `-shm` files are added by the caller or by
   ///   ``protectingStore(_:)``). Paths that do not exist are ignored.
   /// - Throws: ``OutputFileError`` naming the path and what it is.
-  public init(path: String, protecting: [String] = []) throws(OutputFileError) {
+  package init(path: String, protecting: [String] = []) throws(OutputFileError) {
     guard !path.isEmpty else { throw OutputFileError(path: path, "the output path is empty") }
     self.path = path
     protected = protecting.compactMap { FileIdentity(path: $0, followingLinks: true) }
@@ -106,7 +106,7 @@ public struct OutputFile: Sendable {
   /// The paths of a SQLite store that an output must never replace: the
   /// file, its `-wal`, `-shm` and `-journal` companions, and the
   /// `.pending.json` an earlier Forage kept beside it (the daemon imports it).
-  public static func protectingStore(_ location: String) -> [String] {
+  package static func protectingStore(_ location: String) -> [String] {
     guard SQLiteSideFiles.isFilePath(location) else { return [] }
     return [location, location + "-wal", location + "-shm", location + "-journal", location + ".pending.json"]
   }
@@ -114,7 +114,7 @@ public struct OutputFile: Sendable {
   /// Creates the temporary file beside the target and returns a writer.
   ///
   /// - Throws: ``OutputFileError`` when the folder is not writable.
-  public func open() throws(OutputFileError) -> Writer {
+  package func open() throws(OutputFileError) -> Writer {
     let folder = OutputFile.folder(of: target)
     let name = target.split(separator: "/").last.map(String.init) ?? "output"
     var template = ((folder == "/" ? "/" : folder + "/") + "." + name + ".forage-XXXXXX").utf8CString
@@ -150,7 +150,7 @@ public struct OutputFile: Sendable {
   }
 
   /// Writes the temporary file and renames it over the target.
-  public final class Writer {
+  package final class Writer {
     let output: OutputFile
     private var fd: Int32
     private let temporary: String
@@ -163,7 +163,7 @@ public struct OutputFile: Sendable {
     }
 
     /// Appends `text` (UTF-8).
-    public func write(_ text: String) throws(OutputFileError) {
+    package func write(_ text: String) throws(OutputFileError) {
       var copy = text
       var failure: OutputFileError?
       copy.withUTF8 { buffer in
@@ -173,7 +173,7 @@ public struct OutputFile: Sendable {
     }
 
     /// Appends `bytes`.
-    public func write(_ bytes: UnsafeBufferPointer<UInt8>) throws(OutputFileError) {
+    package func write(_ bytes: UnsafeBufferPointer<UInt8>) throws(OutputFileError) {
       guard fd >= 0 else { throw OutputFileError(path: output.path, "the file was already closed") }
       let err = writeAll(fd, bytes)
       if err != 0 { throw OutputFileError(path: output.path, "writing failed (\(String(cString: strerror(err))))") }
@@ -185,7 +185,7 @@ public struct OutputFile: Sendable {
     /// The target is checked again just before the rename: if something
     /// else (a folder, the store) appeared there meanwhile, nothing is
     /// replaced.
-    public func commit() throws(OutputFileError) {
+    package func commit() throws(OutputFileError) {
       guard fd >= 0 else { throw OutputFileError(path: output.path, "the file was already closed") }
       if fsync(fd) != 0 {
         let err = errno
@@ -222,18 +222,18 @@ public struct OutputFile: Sendable {
 }
 
 /// Why an output path was refused or could not be written.
-public struct OutputFileError: Error, Sendable, CustomStringConvertible {
+package struct OutputFileError: Error, Sendable, CustomStringConvertible {
   /// The path as the user wrote it.
-  public let path: String
+  package let path: String
   /// What is wrong, as a sentence about the path.
-  public let reason: String
+  package let reason: String
 
   init(path: String, _ reason: String) {
     self.path = path
     self.reason = reason
   }
 
-  public var description: String { "cannot write \(path): \(reason)" }
+  package var description: String { "cannot write \(path): \(reason)" }
 }
 
 /// A file's device and inode: two paths name the same file when these match
