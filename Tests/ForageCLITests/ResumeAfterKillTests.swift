@@ -35,11 +35,51 @@ import ForageTestSupport
     try await storeContents(SQLiteStore(path: path))
   }
 
+  /// Lets a launch fetch at most `allowance` product pages of both sites;
+  /// the next ones wait (until the next launch begins, when they are
+  /// answered for a client that is gone). A launch that may not fetch every
+  /// page cannot finish its crawl, however fast the machine: it is still
+  /// crawling when it is killed.
+  final class ProductGate: Sendable {
+    private let state = Guarded((launch: 0, served: 0, allowance: Int.max))
+
+    /// A new launch, which may fetch `allowance` product pages.
+    func begin(allowance: Int) {
+      state.withLock { $0 = (launch: $0.launch + 1, served: 0, allowance: allowance) }
+    }
+
+    /// Returns when the request may be answered.
+    func pass() {
+      let launch = state.withLock { s -> Int? in
+        guard s.served < s.allowance else { return s.launch }
+        s.served += 1
+        return nil
+      }
+      guard let launch else { return }
+      for _ in 0..<12_000 where state.withLock({ $0.launch }) == launch { usleep(10_000) }
+    }
+  }
+
+  /// A server for `site` whose product pages pass `gate` first.
+  static func gatedServer(_ site: DemoSite, _ gate: ProductGate) throws -> TestServer {
+    let origin = Guarded("")
+    let server = try TestServer(
+      routes: [
+        "/product/*": Route { request in
+          gate.pass()
+          return site.response(for: request.target, origin: origin.withLock { $0 }) ?? TestResponse(status: 404, body: [])
+        }
+      ], site: site)
+    origin.withLock { $0 = server.baseURL }
+    return server
+  }
+
   @Test func test_sigkillAtSeveralPoints_resumesWithIdenticalRecords() async throws {
     let site = DemoSite(products: 150)
-    let server = try TestServer(site: site)
+    let gate = ProductGate()
+    let server = try Self.gatedServer(site, gate)
     defer { server.stop() }
-    let outlet = try TestServer(site: DemoSite(products: 60, seed: 2))
+    let outlet = try Self.gatedServer(DemoSite(products: 60, seed: 2), gate)
     defer { outlet.stop() }
     let dir = TemporaryDirectory()
     let config = try dir.write(
@@ -62,10 +102,17 @@ import ForageTestSupport
       (try? await watcher.records(source: nil, afterID: 0, limit: 1_000_000).count) ?? 0
     }
     var killsMidCrawl = 0
-    for threshold in [1, 20, 55, 90, 125] {
+    let thresholds = [1, 20, 55, 90, 125]
+    for threshold in thresholds {
       let committedBefore = Set(try await ResumeAfterKillTests.contents(killed).map { $0.split(separator: "\t")[1] })
       server.clearRequests()
       outlet.clearRequests()
+      // Each product page this launch fetches was not committed before (checked
+      // below), so it adds a record: enough of them reach the threshold, and
+      // fewer than the crawl's remaining pages keep it from finishing.
+      let allowance = max(1, threshold - committedBefore.count) + 5
+      #expect(allowance < expected.count - committedBefore.count)
+      gate.begin(allowance: allowance)
       let p = Process()
       p.executableURL = URL(fileURLWithPath: forageBinary())
       p.arguments = ["run", "--config", config, "--store", killed, "--budget", "120s"]
@@ -76,11 +123,13 @@ import ForageTestSupport
       while p.isRunning, await recordCount() < threshold, Date().timeIntervalSince(started) < 60 {
         try await Task.sleep(for: .milliseconds(2))
       }
+      let reached = await recordCount()
       if p.isRunning {
         kill(p.processIdentifier, SIGKILL)
         killsMidCrawl += 1
       }
       p.waitUntilExit()
+      #expect(reached >= threshold, "killed with \(reached) records stored, before the threshold \(threshold)")
       // Pages whose records were committed before this launch were not
       // fetched again by it.
       let refetched = [server, outlet].flatMap { site in
@@ -90,9 +139,10 @@ import ForageTestSupport
       }
       #expect(refetched.isEmpty, "fetched again after being committed: \(refetched)")
     }
-    #expect(killsMidCrawl >= 3, "the crawl finished before most kills; the test did not test much")
+    #expect(killsMidCrawl == thresholds.count, "a launch finished its crawl, which the gate should have made impossible")
 
     // Finish, then compare.
+    gate.begin(allowance: .max)
     let last = try runForage(["run", "--config", config, "--store", killed, "--budget", "120s"])
     #expect(last.status == 0, "\(last.stderr)")
     let resumed = try await ResumeAfterKillTests.contents(killed)
