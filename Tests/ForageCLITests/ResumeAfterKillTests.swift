@@ -35,51 +35,12 @@ import ForageTestSupport
     try await storeContents(SQLiteStore(path: path))
   }
 
-  /// Lets a launch fetch at most `allowance` product pages of both sites;
-  /// the next ones wait (until the next launch begins, when they are
-  /// answered for a client that is gone). A launch that may not fetch every
-  /// page cannot finish its crawl, however fast the machine: it is still
-  /// crawling when it is killed.
-  final class ProductGate: Sendable {
-    private let state = Guarded((launch: 0, served: 0, allowance: Int.max))
-
-    /// A new launch, which may fetch `allowance` product pages.
-    func begin(allowance: Int) {
-      state.withLock { $0 = (launch: $0.launch + 1, served: 0, allowance: allowance) }
-    }
-
-    /// Returns when the request may be answered.
-    func pass() {
-      let launch = state.withLock { s -> Int? in
-        guard s.served < s.allowance else { return s.launch }
-        s.served += 1
-        return nil
-      }
-      guard let launch else { return }
-      for _ in 0..<12_000 where state.withLock({ $0.launch }) == launch { usleep(10_000) }
-    }
-  }
-
-  /// A server for `site` whose product pages pass `gate` first.
-  static func gatedServer(_ site: DemoSite, _ gate: ProductGate) throws -> TestServer {
-    let origin = Guarded("")
-    let server = try TestServer(
-      routes: [
-        "/product/*": Route { request in
-          gate.pass()
-          return site.response(for: request.target, origin: origin.withLock { $0 }) ?? TestResponse(status: 404, body: [])
-        }
-      ], site: site)
-    origin.withLock { $0 = server.baseURL }
-    return server
-  }
-
   @Test func test_sigkillAtSeveralPoints_resumesWithIdenticalRecords() async throws {
     let site = DemoSite(products: 150)
-    let gate = ProductGate()
-    let server = try Self.gatedServer(site, gate)
+    let gate = ProductPageGate()
+    let server = try gate.server(site)
     defer { server.stop() }
-    let outlet = try Self.gatedServer(DemoSite(products: 60, seed: 2), gate)
+    let outlet = try gate.server(DemoSite(products: 60, seed: 2))
     defer { outlet.stop() }
     let dir = TemporaryDirectory()
     let config = try dir.write(
