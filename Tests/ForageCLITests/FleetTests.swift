@@ -77,7 +77,10 @@ struct FleetTests {
   }
 
   @Test func test_threeWorkers_oneKilledMidCrawl_storeTheRecordsOfASingleRun_once() async throws {
-    let server = try TestServer(site: DemoSite(products: 150))
+    // Until the first worker is killed, the fleet may fetch only 50 of the
+    // 150 product pages: it cannot finish first, however fast the machine.
+    let gate = ProductPageGate()
+    let server = try gate.server(DemoSite(products: 150))
     defer { server.stop() }
     // A slow site: requests of different workers overlap on the server, so
     // the fleet's per-host limit shows (3 workers x 2 would be 6).
@@ -91,6 +94,7 @@ struct FleetTests {
       // Migrate once first, so the workers start on an equal footing.
       let watcher = try PostgresStore(url: url)
       server.clearRequests()
+      gate.begin(allowance: 50)
       let workers = try (0..<3).map { _ in
         try startForage(["run", "--config", config, "--store", url, "--budget", "120s"])
       }
@@ -103,6 +107,7 @@ struct FleetTests {
       let killedMidCrawl = workers[0].isRunning
       if killedMidCrawl { kill(workers[0].processIdentifier, SIGKILL) }
       workers[0].waitUntilExit()
+      gate.begin(allowance: .max)
       for worker in workers.dropFirst() { await Self.wait(worker, seconds: 120) }
       #expect(killedMidCrawl, "the first worker finished before it could be killed; the test did not test much")
       for worker in workers.dropFirst() {
@@ -273,7 +278,10 @@ struct FleetTests {
   }
 
   @Test func test_postgreSQLRestartedMidCrawl_workersReconnect_andLoseNothing() async throws {
-    let server = try TestServer(site: DemoSite(products: 120, seed: 3))
+    // Until PostgreSQL has restarted, the workers may fetch only 40 of the
+    // 120 product pages: they cannot finish first, however fast the machine.
+    let gate = ProductPageGate()
+    let server = try gate.server(DemoSite(products: 120, seed: 3))
     defer { server.stop() }
     server.setLatency(.milliseconds(20))
     let dir = TemporaryDirectory()
@@ -283,6 +291,7 @@ struct FleetTests {
 
     try await Self.withDatabase { url in
       let watcher = try PostgresStore(url: url)
+      gate.begin(allowance: 40)
       let workers = try (0..<2).map { _ in
         try startForage(["run", "--config", config, "--store", url, "--budget", "120s"])
       }
@@ -294,6 +303,7 @@ struct FleetTests {
       }
       let restartedMidCrawl = workers.allSatisfy(\.isRunning)
       #expect(Self.restartPostgreSQL(), "pg_ctl restart failed")
+      gate.begin(allowance: .max)
       for worker in workers { await Self.wait(worker, seconds: 120) }
       #expect(restartedMidCrawl, "the workers finished before the restart; the test did not test much")
       for worker in workers { #expect(worker.terminationStatus == 0, "a worker failed after the restart") }
