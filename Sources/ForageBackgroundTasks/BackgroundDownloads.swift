@@ -43,7 +43,8 @@ public final class BackgroundDownloads: NSObject, URLSessionDownloadDelegate, Se
   /// Whether iOS may wait for good conditions (Wi-Fi, power) to transfer.
   public let isDiscretionary: Bool
   private let downloads: Downloads
-  private let events = BackgroundSessionEvents()
+  /// The completion handler kept and its session's work (internal: tests read it).
+  let events = BackgroundSessionEvents()
   private let session = Locked<URLSession?>(nil)
   /// Tasks whose file was taken in, so their completion is not counted as a failure.
   private let finished = Locked(Set<Int>())

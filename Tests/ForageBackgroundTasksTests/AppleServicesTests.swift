@@ -108,13 +108,19 @@ extension StandInTests {
       #expect(try Array(Data(contentsOf: URL(fileURLWithPath: folder + "/report.pdf"))) == report)
       #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/photo.jpg")).count == photo.count)
       #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["photo.jpg", "report.pdf"])
-      // …but iOS's completion handler waits for the end of the session's events.
-      try await Task.sleep(for: .milliseconds(200))
+      // …but iOS's completion handler waits for the end of the session's
+      // events: once the work of every finished transfer has ended (and the
+      // main queue ran what it was given), it is still kept, not called.
+      #expect(await eventually { downloads.events.runningWork(forSession: "com.example.downloads") == 0 })
+      await mainQueueDrained()
       #expect(called.withLock { $0 } == 0)
+      #expect(downloads.events.isWaiting(forSession: "com.example.downloads"))
 
       downloads.urlSessionDidFinishEvents(forBackgroundURLSession: downloads.activate())
       #expect(await eventually(10) { called.withLock { $0 } == 1 })
-      try await Task.sleep(for: .milliseconds(100))
+      // Called once: it is no longer kept, so nothing can call it again.
+      #expect(!downloads.events.isWaiting(forSession: "com.example.downloads"))
+      await mainQueueDrained()
       #expect(called.withLock { $0 } == 1, "called once")
     }
   }

@@ -29,6 +29,12 @@ func eventually(_ seconds: Double = 30, _ condition: () async throws -> Bool) as
   return try await condition()
 }
 
+/// Returns once the main queue has run every block given to it before the
+/// call (the adapter calls Apple's completion handlers there).
+func mainQueueDrained() async {
+  await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in DispatchQueue.main.async { done.resume() } }
+}
+
 /// The system as a freshly installed app finds it: the stand-in's
 /// singletons reset, `permitted` in Info.plist, Background App Refresh on.
 func freshSystem(permitted: [String]) {

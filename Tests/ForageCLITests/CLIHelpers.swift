@@ -1,5 +1,6 @@
 import Foundation
 import ForageStore
+import ForageTestSupport
 
 /// The built `forage` executable, beside the test bundle.
 func forageBinary() -> String {
@@ -100,4 +101,43 @@ func storeContents(_ store: any Store) async throws -> [String] {
     after = last.id
   }
   return rows.sorted()
+}
+
+/// Lets the clients of a run fetch at most `allowance` product pages (of
+/// every server made with it); the next ones wait until the next `begin`,
+/// and are then answered (to a client that may be gone). A run that may not
+/// fetch every page cannot finish its crawl, however fast the machine: it is
+/// still crawling when the test kills it or restarts its database.
+final class ProductPageGate: Sendable {
+  private let state = Guarded((round: 0, served: 0, allowance: Int.max))
+
+  /// A new round, in which `allowance` more product pages may be fetched.
+  func begin(allowance: Int) {
+    state.withLock { $0 = (round: $0.round + 1, served: 0, allowance: allowance) }
+  }
+
+  /// Returns when the request may be answered (at most two minutes on).
+  func pass() {
+    let round = state.withLock { s -> Int? in
+      guard s.served < s.allowance else { return s.round }
+      s.served += 1
+      return nil
+    }
+    guard let round else { return }
+    for _ in 0..<12_000 where state.withLock({ $0.round }) == round { usleep(10_000) }
+  }
+
+  /// A server for `site` whose product pages pass this gate first.
+  func server(_ site: DemoSite) throws -> TestServer {
+    let origin = Guarded("")
+    let server = try TestServer(
+      routes: [
+        "/product/*": Route { [self] request in
+          pass()
+          return site.response(for: request.target, origin: origin.withLock { $0 }) ?? TestResponse(status: 404, body: [])
+        }
+      ], site: site)
+    origin.withLock { $0 = server.baseURL }
+    return server
+  }
 }

@@ -100,7 +100,14 @@ import Darwin
     let p = try Self.start(["run", "--config", config, "--store", store, "--budget", "120s"], in: dir)
     let pids = try await Self.waitForPids(pidFile)
     kill(p.processIdentifier, SIGINT)
-    try await Task.sleep(for: .milliseconds(200))
+    // The second signal once the first one was heard (its line printed),
+    // so that it is the second one.
+    let heard = Date()
+    while Date().timeIntervalSince(heard) < 60, p.isRunning,
+      (try? String(contentsOfFile: dir.file("stderr"), encoding: .utf8))?.contains("forage run: SIGINT: ") != true
+    {
+      try await Task.sleep(for: .milliseconds(20))
+    }
     kill(p.processIdentifier, SIGINT)
     p.waitUntilExit()
     let stderr = try String(contentsOfFile: dir.file("stderr"), encoding: .utf8)

@@ -77,7 +77,10 @@ struct FleetTests {
   }
 
   @Test func test_threeWorkers_oneKilledMidCrawl_storeTheRecordsOfASingleRun_once() async throws {
-    let server = try TestServer(site: DemoSite(products: 150))
+    // Until the first worker is killed, the fleet may fetch only 50 of the
+    // 150 product pages: it cannot finish first, however fast the machine.
+    let gate = ProductPageGate()
+    let server = try gate.server(DemoSite(products: 150))
     defer { server.stop() }
     // A slow site: requests of different workers overlap on the server, so
     // the fleet's per-host limit shows (3 workers x 2 would be 6).
@@ -91,6 +94,7 @@ struct FleetTests {
       // Migrate once first, so the workers start on an equal footing.
       let watcher = try PostgresStore(url: url)
       server.clearRequests()
+      gate.begin(allowance: 50)
       let workers = try (0..<3).map { _ in
         try startForage(["run", "--config", config, "--store", url, "--budget", "120s"])
       }
@@ -103,6 +107,7 @@ struct FleetTests {
       let killedMidCrawl = workers[0].isRunning
       if killedMidCrawl { kill(workers[0].processIdentifier, SIGKILL) }
       workers[0].waitUntilExit()
+      gate.begin(allowance: .max)
       for worker in workers.dropFirst() { await Self.wait(worker, seconds: 120) }
       #expect(killedMidCrawl, "the first worker finished before it could be killed; the test did not test much")
       for worker in workers.dropFirst() {
@@ -180,11 +185,22 @@ struct FleetTests {
       func finished() async -> [String] {
         ((try? await watcher.runs(limit: 100)) ?? []).filter { $0.summary != nil }.map(\.task)
       }
-      while await finished().count < 3, Date().timeIntervalSince(started) < 120, a.isRunning, b.isRunning {
+      let skip = "t.shared: another daemon of the fleet runs this launch; skipped here"
+      // Both daemons reached the shared launch: one ran it (a run, finished
+      // or not), the other said it skipped it. Were the election broken, both
+      // would have run it: two runs, and the checks below fail.
+      func sharedLaunchesHandled() async -> Int {
+        let runs = ((try? await watcher.runs(limit: 100)) ?? []).filter { $0.task == "t.shared" }.count
+        let skips = [dir.file("a.log"), dir.file("b.log")].map {
+          ((try? String(contentsOfFile: $0, encoding: .utf8)) ?? "").components(separatedBy: skip).count - 1
+        }
+        return runs + skips.reduce(0, +)
+      }
+      while Date().timeIntervalSince(started) < 120, a.isRunning, b.isRunning {
+        let finishedCount = await finished().count
+        if finishedCount >= 3, await sharedLaunchesHandled() >= 2 { break }
         try await Task.sleep(for: .milliseconds(100))
       }
-      // Time for a second launch of a task, were the election broken.
-      try await Task.sleep(for: .seconds(3))
       for daemon in [a, b] where daemon.isRunning { kill(daemon.processIdentifier, SIGTERM) }
       await Self.wait(a, seconds: 60)
       await Self.wait(b, seconds: 60)
@@ -195,7 +211,6 @@ struct FleetTests {
       let runs = try await watcher.runs(limit: 100)
       #expect(runs.map(\.task).sorted() == ["t.a", "t.b", "t.shared"], "\(logs)")
       #expect(runs.allSatisfy { $0.summary != nil })
-      let skip = "t.shared: another daemon of the fleet runs this launch; skipped here"
       #expect(logs.map { $0.components(separatedBy: skip).count - 1 }.sorted() == [0, 1], "\(logs)")
       // The records are those of a single run.
       #expect(try await storeContents(watcher) == expected)
@@ -263,7 +278,10 @@ struct FleetTests {
   }
 
   @Test func test_postgreSQLRestartedMidCrawl_workersReconnect_andLoseNothing() async throws {
-    let server = try TestServer(site: DemoSite(products: 120, seed: 3))
+    // Until PostgreSQL has restarted, the workers may fetch only 40 of the
+    // 120 product pages: they cannot finish first, however fast the machine.
+    let gate = ProductPageGate()
+    let server = try gate.server(DemoSite(products: 120, seed: 3))
     defer { server.stop() }
     server.setLatency(.milliseconds(20))
     let dir = TemporaryDirectory()
@@ -273,6 +291,7 @@ struct FleetTests {
 
     try await Self.withDatabase { url in
       let watcher = try PostgresStore(url: url)
+      gate.begin(allowance: 40)
       let workers = try (0..<2).map { _ in
         try startForage(["run", "--config", config, "--store", url, "--budget", "120s"])
       }
@@ -284,6 +303,7 @@ struct FleetTests {
       }
       let restartedMidCrawl = workers.allSatisfy(\.isRunning)
       #expect(Self.restartPostgreSQL(), "pg_ctl restart failed")
+      gate.begin(allowance: .max)
       for worker in workers { await Self.wait(worker, seconds: 120) }
       #expect(restartedMidCrawl, "the workers finished before the restart; the test did not test much")
       for worker in workers { #expect(worker.terminationStatus == 0, "a worker failed after the restart") }

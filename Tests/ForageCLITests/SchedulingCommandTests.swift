@@ -258,9 +258,21 @@ import ForageTestSupport
     }
   }
 
-  static func finishedRuns(_ store: String) async -> Int {
+  /// The finished runs in `store` (of `task` only, when given).
+  static func finishedRuns(_ store: String, task: String? = nil) async -> Int {
     guard let s = try? SQLiteStore(path: store), let runs = try? await s.runs(limit: 10) else { return 0 }
-    return runs.filter { $0.summary != nil }.count
+    return runs.filter { $0.summary != nil && (task == nil || $0.task == task) }.count
+  }
+
+  /// `config` with one more task, `id`, over the same source: new to the
+  /// store, it is due at once. Its finished launch is the event that shows a
+  /// daemon went through its due requests (one pass takes every due one), so
+  /// a task that did not run by then was not due: no waiting for something
+  /// not to happen.
+  static func withMarkerTask(_ config: String, _ id: String) -> String {
+    config.replacingOccurrences(
+      of: #""tasks": ["#,
+      with: #""tasks": [{"id": "\#(id)", "kind": "processing", "every": "1h", "budget": "10s", "sources": ["catalog"]}, "#)
   }
 
   @Test func test_issue9_daemonKilledAndRestarted_keepsItsScheduleFromTheStoreOnly() async throws {
@@ -282,25 +294,27 @@ import ForageTestSupport
     #expect(due > Date().addingTimeInterval(50 * 60), "the next run is an hour after the first")
     #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".json") } == ["forage.json"])
 
-    // The second one finds the request in the store: nothing is due, nothing runs.
-    let second = try Self.startDaemon(config, store, in: dir, log: "second.log")
-    try await Self.waitFor {
-      (try? String(contentsOfFile: dir.file("second.log"), encoding: .utf8))?.contains("scheduled") == true || !second.isRunning
-    }
-    try await Task.sleep(for: .seconds(2))
+    // The second one finds the request in the store: nothing is due, nothing
+    // runs. Its config has a new task too, due at once: once that one's
+    // launch finished, the daemon had gone through its due requests.
+    let secondConfig = try dir.write(
+      "second.json", Self.withMarkerTask(Self.hourlyConfig, "t.marker").replacingOccurrences(of: "BASE", with: server.baseURL))
+    let second = try Self.startDaemon(secondConfig, store, in: dir, log: "second.log")
+    try await Self.waitFor { await Self.finishedRuns(store, task: "t.marker") >= 1 || !second.isRunning }
     kill(second.processIdentifier, SIGTERM)
     second.waitUntilExit()
     let log = try String(contentsOfFile: dir.file("second.log"), encoding: .utf8)
     #expect(second.terminationStatus == 0, "\(log)")
-    #expect(await Self.finishedRuns(store) == 1, "\(log)")
-    #expect(try await SQLiteStore(path: store).pendingTaskRequests().map(\.earliestBeginDate) == [due])
+    #expect(await Self.finishedRuns(store, task: "t.marker") == 1, "the new task ran: \(log)")
+    #expect(await Self.finishedRuns(store, task: "t.hourly") == 1, "\(log)")
+    let pendingAfter = try await SQLiteStore(path: store).pendingTaskRequests()
+    #expect(pendingAfter.filter { $0.identifier == "t.hourly" }.map(\.earliestBeginDate) == [due])
   }
 
   @Test func test_issue9_daemon_importsAnEarlierVersionsPendingFile_once_andKeepsIt() async throws {
     let server = try TestServer(site: DemoSite(products: 5))
     defer { server.stop() }
     let dir = TemporaryDirectory()
-    let config = try dir.write("forage.json", Self.hourlyConfig.replacingOccurrences(of: "BASE", with: server.baseURL))
     let store = dir.file("s.sqlite")
     // As JSONFilePendingRequestStore wrote it: due in an hour (seconds since 2001).
     let due = Date(timeIntervalSinceReferenceDate: (Date().timeIntervalSinceReferenceDate + 3600).rounded())
@@ -320,11 +334,14 @@ import ForageTestSupport
       """)
     let bytes = FileManager.default.contents(atPath: file)
     for (n, log) in ["first.log", "second.log"].enumerated() {
-      let p = try Self.startDaemon(config, store, in: dir, log: log)
-      try await Self.waitFor {
-        (try? String(contentsOfFile: dir.file(log), encoding: .utf8))?.contains("scheduled") == true || !p.isRunning
-      }
-      try await Task.sleep(for: .seconds(1))
+      // Each daemon has a task of its own, new to the store and so due at
+      // once: its finished launch shows the daemon went through its due
+      // requests, and the imported one was not among them.
+      let marker = "t.marker\(n)"
+      let markedConfig = try dir.write(
+        "forage\(n).json", Self.withMarkerTask(Self.hourlyConfig, marker).replacingOccurrences(of: "BASE", with: server.baseURL))
+      let p = try Self.startDaemon(markedConfig, store, in: dir, log: log)
+      try await Self.waitFor { await Self.finishedRuns(store, task: marker) >= 1 || !p.isRunning }
       kill(p.processIdentifier, SIGTERM)
       p.waitUntilExit()
       let text = try String(contentsOfFile: dir.file(log), encoding: .utf8)
@@ -335,8 +352,9 @@ import ForageTestSupport
       } else {
         #expect(imported.isEmpty, "the store holds requests now: the file is not read again")
       }
-      #expect(await Self.finishedRuns(store) == 0, "the imported request is due in an hour")
-      let kept = try await SQLiteStore(path: store).pendingTaskRequests()
+      #expect(await Self.finishedRuns(store, task: marker) == 1, "the daemon's new task ran: \(text)")
+      #expect(await Self.finishedRuns(store, task: "t.hourly") == 0, "the imported request is due in an hour")
+      let kept = try await SQLiteStore(path: store).pendingTaskRequests().filter { $0.identifier == "t.hourly" }
       #expect(kept.map(\.earliestBeginDate) == [due])
       #expect(kept.first?.requiresNetworkConnectivity == true)
       #expect(FileManager.default.contents(atPath: file) == bytes, "the user's file is left as it was")

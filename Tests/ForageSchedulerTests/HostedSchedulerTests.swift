@@ -109,14 +109,18 @@ final class RecordingHostTask: HostTask, Sendable {
     let host = RecordingHost(permitted: ["refresh"])
     let scheduler = HostedScheduler(host: host, conditions: FixedConditions(.chargingOnWiFi))
     let reason = Locked<ExpirationReason?>(nil)
+    let handlerSet = Locked(false)
     scheduler.register(forTaskWithIdentifier: "refresh", using: nil) { task in
       task.expirationHandler = {
         reason.withLock { $0 = task.expirationReason }
         task.setTaskCompleted(success: false)
       }
+      handlerSet.withLock { $0 = true }
     }
     let hostTask = try #require(host.launch("refresh"))
-    try await Task.sleep(for: .milliseconds(50))
+    // Expired once the launch handler has set its expiration handler.
+    for _ in 0..<3000 where !handlerSet.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+    #expect(handlerSet.withLock { $0 })
     hostTask.expire()
     #expect(await hostTask.waitForCompletion() == [false])
     #expect(reason.withLock { $0 } == .system)
@@ -163,12 +167,16 @@ final class RecordingHostTask: HostTask, Sendable {
     let host = RecordingHost(permitted: [])
     let scheduler = HostedScheduler(host: host, conditions: FixedConditions(.chargingOnWiFi), registersWithHost: false)
     let reason = Locked<ExpirationReason?>(nil)
+    let started = Locked(false)
     #expect(scheduler.register("refresh") { task in
+      started.withLock { $0 = true }
       while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
       reason.withLock { $0 = task.expirationReason }
     })
     let run = Task { await scheduler.runRegisteredHandler("refresh", kind: .appRefresh) }
-    try await Task.sleep(for: .milliseconds(100))
+    // Cancelled while the handler runs.
+    for _ in 0..<3000 where !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+    #expect(started.withLock { $0 })
     run.cancel()
     #expect(await run.value == .completed(success: false))
     #expect(reason.withLock { $0 } == .system)

@@ -115,18 +115,27 @@ import ForageSupport
   @Test func test_events_handlerWaitsForTheEventsAndTheirWork() async throws {
     let events = BackgroundSessionEvents()
     let calls = Locked(0)
-    let release = Locked(false)
+    let (started, start) = AsyncStream<Void>.makeStream()
+    let (released, release) = AsyncStream<Void>.makeStream()
     events.keep({ calls.withLock { $0 += 1 } }, forSession: "s")
     #expect(events.isWaiting(forSession: "s"))
     events.track(forSession: "s") {
-      while !release.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
+      start.yield()
+      for await _ in released { break }
     }
-    try await Task.sleep(for: .milliseconds(50))
+    // The work runs and waits: the handler could only come from the
+    // session's end, which has not come.
+    for await _ in started { break }
     #expect(calls.withLock { $0 } == 0, "the session has not finished its events")
-    let finishing = Task { await events.finishedEvents(forSession: "s") }
-    try await Task.sleep(for: .milliseconds(50))
+    // The session's end, run on an executor the test can drain: once it has
+    // run every job it was given, finishedEvents did all it does before the
+    // work ends (a handler called then would have been called by now).
+    let executor = QueueTaskExecutor()
+    let finishing = Task(executorPreference: executor) { await events.finishedEvents(forSession: "s") }
+    await executor.drain()
     #expect(calls.withLock { $0 } == 0, "the work of an event is still running")
-    release.withLock { $0 = true }
+    release.yield()
+    release.finish()
     await finishing.value
     #expect(calls.withLock { $0 } == 1)
     await events.finishedEvents(forSession: "s")
@@ -142,5 +151,23 @@ import ForageSupport
     #expect(calls.withLock { $0 } == 0, "another session's handler waits for its own events")
     events.keep({ calls.withLock { $0 += 1 } }, forSession: "s")
     #expect(calls.withLock { $0 } == 1)
+  }
+}
+
+/// A task executor on one serial queue. A task that prefers it runs there,
+/// and `drain()` tells when every job handed to it so far has run: the task
+/// then went as far as it can before it waits for something (it gives the
+/// test the moment after which a thing it would do has been done).
+final class QueueTaskExecutor: TaskExecutor {
+  private let queue = DispatchQueue(label: "forage.tests.task-executor")
+
+  func enqueue(_ job: consuming ExecutorJob) {
+    let job = UnownedJob(job)
+    queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+  }
+
+  /// Returns once every job enqueued before the call has run.
+  func drain() async {
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in queue.async { done.resume() } }
   }
 }

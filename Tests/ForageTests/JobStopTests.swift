@@ -17,8 +17,10 @@ import ForageTestSupport
     // One request at a time, 100 ms apart: the crawl takes several seconds.
     let config = shopConfig(server.baseURL, concurrency: 1, delay: .milliseconds(100))
     let stop = StopRequest()
+    // Asked to stop once pages are being fetched (5 of the 60-odd served),
+    // not after a time: on a slow machine a second may pass before the first page.
     let stopper = Task {
-      try await Task.sleep(for: .seconds(1))
+      for _ in 0..<3000 where server.requestCount < 5 { try await Task.sleep(for: .milliseconds(20)) }
       stop.request()
     }
     let first = try await Job(config: config, store: store, transport: Engine.defaultTransport())

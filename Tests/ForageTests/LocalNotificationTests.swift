@@ -85,9 +85,10 @@ final class RecordingPresenter: LocalNotificationPresenter, Sendable {
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
     let config = shop.config([NotifyChannel(target: .local)])
     let presenter = RecordingPresenter(allowed: false)
+    let clock = OutboxClock()
     let notifier = Notifier(
       config: config, store: store, transport: Engine.defaultTransport(), firstRetry: .milliseconds(50),
-      localNotifications: presenter)
+      now: { clock.now() }, localNotifications: presenter)
 
     try await launch(config, store, notifier: notifier)  // the first crawl notifies nothing
     shop.setPrice("Lamp", 10)
@@ -97,7 +98,7 @@ final class RecordingPresenter: LocalNotificationPresenter, Sendable {
     #expect(presenter.shown.withLock { $0 }.isEmpty)
 
     presenter.allowed.withLock { $0 = true }
-    try await Task.sleep(for: .milliseconds(300))
+    clock.advance(by: .seconds(1))  // past the first retry (50 ms)
     let report = try await notifier.deliverDue()
     #expect(report.delivered == 1)
     let shown = presenter.shown.withLock { $0 }

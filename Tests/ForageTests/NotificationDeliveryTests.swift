@@ -46,6 +46,22 @@ final class ChangingShop: Sendable {
   }
 }
 
+/// The outbox clock a test hands a `Notifier` (`now:`): the wall clock
+/// plus an offset the test moves forward, so a retry or an age limit is
+/// passed by advancing it, never by waiting. Only ever ahead of the wall
+/// clock: what a launch stamps with the real time is in its past.
+final class OutboxClock: Sendable {
+  private let offset = Locked<TimeInterval>(0)
+
+  /// The clock's time now.
+  func now() -> Date { Date().addingTimeInterval(offset.withLock { $0 }) }
+
+  /// Moves the clock `duration` forward.
+  func advance(by duration: Duration) {
+    offset.withLock { $0 += Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18 }
+  }
+}
+
 /// Runs one launch of `config` on `store`.
 @discardableResult
 func launch(
@@ -90,7 +106,10 @@ func launch(
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
     let config = shop.config([NotifyChannel(name: "hook", target: .webhook(url: receiver.url, secretEnv: nil))])
-    let notifier = Notifier(config: config, store: store, transport: Engine.defaultTransport(), firstRetry: .milliseconds(200))
+    let clock = OutboxClock()
+    let notifier = Notifier(
+      config: config, store: store, transport: Engine.defaultTransport(), firstRetry: .milliseconds(200),
+      now: { clock.now() })
     try await launch(config, store, notifier: notifier)
     shop.setPrice("Lamp", 10)
     shop.remove("Desk")
@@ -98,12 +117,13 @@ func launch(
     #expect(second.notificationsQueued == 2)
     #expect(second.notificationsFailed >= 1)
 
-    // Keep delivering as retries come due; every notable change arrives.
-    for _ in 0..<40 where try await store.notificationCounts(now: Date()).pending > 0 {
-      try await Task.sleep(for: .milliseconds(300))
+    // Deliver as retries come due (the clock moved past each); every
+    // notable change arrives.
+    for _ in 0..<40 where try await store.notificationCounts(now: clock.now()).pending > 0 {
+      clock.advance(by: .seconds(60))
       try await notifier.deliverDue()
     }
-    #expect(try await store.notificationCounts(now: Date()).pending == 0)
+    #expect(try await store.notificationCounts(now: clock.now()).pending == 0)
     let types = receiver.accepted.compactMap { try? JSONValue.parse($0.body)["type"] }
     #expect(Set(types) == [.string("record.changed"), .string("record.removed")])
     // Every attempt of one notification carried its id: the failed ones'
@@ -200,11 +220,14 @@ func launch(
       NotifyChannel(name: "a", target: .webhook(url: receiver.url, secretEnv: nil), maxAge: .milliseconds(300)),
       NotifyChannel(name: "b", target: .file(dir.file("b.jsonl"))),
     ])
-    let notifier = Notifier(config: config, store: store, transport: Engine.defaultTransport(), firstRetry: .milliseconds(100))
+    let clock = OutboxClock()
+    let notifier = Notifier(
+      config: config, store: store, transport: Engine.defaultTransport(), firstRetry: .milliseconds(100),
+      now: { clock.now() })
     try await launch(config, store, notifier: notifier)
     shop.setPrice("Lamp", 10)
     try await launch(config, store, notifier: notifier)
-    try await Task.sleep(for: .milliseconds(500))
+    clock.advance(by: .seconds(1))  // past the channel's maxAge (300 ms)
     let report = try await notifier.deliverDue()
     #expect(report.dead == 1)
     #expect(report.problems.contains { $0.hasPrefix("a: not delivered within") })
@@ -226,16 +249,20 @@ func launch(
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
     let config = shop.config([NotifyChannel(target: .webhook(url: receiver.url, secretEnv: nil), batch: true)])
-    let notifier = Notifier(config: config, store: store, transport: Engine.defaultTransport(), firstRetry: .milliseconds(100))
+    let clock = OutboxClock()
+    let notifier = Notifier(
+      config: config, store: store, transport: Engine.defaultTransport(), firstRetry: .milliseconds(100),
+      now: { clock.now() })
     try await launch(config, store, notifier: notifier)
     shop.setPrice("Lamp", 10)
     shop.setPrice("Desk", 70)
     // Both changes commit together (one page), so one round sees both.
     try await launch(config, store, notifier: notifier)
-    for _ in 0..<30 where try await store.notificationCounts(now: Date()).pending > 0 {
-      try await Task.sleep(for: .milliseconds(200))
+    for _ in 0..<30 where try await store.notificationCounts(now: clock.now()).pending > 0 {
+      clock.advance(by: .seconds(60))
       try await notifier.deliverDue()
     }
+    #expect(try await store.notificationCounts(now: clock.now()).pending == 0)
     #expect(receiver.deliveries.count == 2)
     #expect(receiver.deliveries[0].id == receiver.deliveries[1].id)
     let batch = try JSONValue.parse(receiver.accepted[0].body)

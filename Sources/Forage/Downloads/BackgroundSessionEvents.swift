@@ -70,6 +70,12 @@ public final class BackgroundSessionEvents: Sendable {
     state.withLock { $0.sessions[identifier]?.handler != nil }
   }
 
+  /// How many tracked works of the session `identifier` are still running
+  /// (tests wait for none, rather than for some time).
+  package func runningWork(forSession identifier: String) -> Int {
+    state.withLock { $0.sessions[identifier]?.work.count ?? 0 }
+  }
+
   private func workEnded(_ id: Int, _ identifier: String) {
     let ready = state.withLock { s -> Bool in
       s.sessions[identifier]?.work[id] = nil
