@@ -135,7 +135,7 @@ struct ArgumentList {
   static func unknownOption(_ name: String, _ declared: [Argument]) -> UsageError {
     // Long names only: any one-letter name is within two edits of any other.
     let names = declared.filter { $0.kind != .positional }.map(\.name)
-    let hint = name.hasPrefix("--") ? Spelling.closest(to: name, in: names).map { " (did you mean \($0)?)" } ?? "" : ""
+    let hint = name.hasPrefix("--") ? Spelling.hint(for: name, in: names, quoted: false) : ""
     return UsageError("unknown option \(name)\(hint)")
   }
 

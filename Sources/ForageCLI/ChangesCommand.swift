@@ -50,7 +50,7 @@ struct ChangesCommand: Command {
       for word in text.split(separator: ",").map(String.init) {
         guard let kind = ChangeKind(rawValue: word) else {
           let names = ChangeKind.allCases.map(\.rawValue)
-          let hint = Spelling.closest(to: word, in: names).map { " (did you mean \"\($0)\"?)" } ?? ""
+          let hint = Spelling.hint(for: word, in: names)
           throw UsageError("--kind expects new, changed, removed or restored, not \"\(word)\"\(hint)")
         }
         kinds.insert(kind)
@@ -70,7 +70,7 @@ struct ChangesCommand: Command {
       if let source {
         let known = try await opened.sourceNames()
         guard known.contains(source) else {
-          let hint = Spelling.closest(to: source, in: known).map { " (did you mean \"\($0)\"?)" } ?? ""
+          let hint = Spelling.hint(for: source, in: known)
           out.error("forage changes: the store has no source \"\(source)\"\(hint)")
           try? await opened.close()
           return .badInput

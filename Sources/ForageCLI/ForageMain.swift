@@ -71,7 +71,7 @@ struct ForageMain {
     rest = rest.dropFirst()
     if name == "help" { return help(Array(rest), out) }
     guard let command = commands.first(where: { $0.name == name }) else {
-      let hint = Spelling.closest(to: name, in: commands.map { $0.name }).map { " (did you mean \($0)?)" } ?? ""
+      let hint = Spelling.hint(for: name, in: commands.map { $0.name }, quoted: false)
       out.error("forage: unknown command \"\(name)\"\(hint)\n\n\(mainHelp)")
       return .badInput
     }
@@ -105,7 +105,7 @@ struct ForageMain {
       return .ok
     }
     guard let command = commands.first(where: { $0.name == name }) else {
-      let hint = Spelling.closest(to: name, in: commands.map { $0.name }).map { " (did you mean \($0)?)" } ?? ""
+      let hint = Spelling.hint(for: name, in: commands.map { $0.name }, quoted: false)
       out.error("forage help: unknown command \"\(name)\"\(hint)\n\n\(mainHelp)")
       return .badInput
     }

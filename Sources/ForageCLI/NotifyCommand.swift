@@ -65,7 +65,7 @@ struct NotifyCommand: Command {
     if let test {
       guard let channel = loaded.notify.first(where: { $0.name == test }) else {
         let names = loaded.notify.map(\.name)
-        let hint = Spelling.closest(to: test, in: names).map { " (did you mean \"\($0)\"?)" } ?? ""
+        let hint = Spelling.hint(for: test, in: names)
         out.error("forage notify: no channel \"\(test)\" in \(config)\(hint); channels: \(names.joined(separator: ", "))")
         return .badInput
       }

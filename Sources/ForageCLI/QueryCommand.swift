@@ -45,7 +45,7 @@ struct QueryCommand: Command {
     attr = try args.option("--attr")
     if let name = try args.option("--charset") {
       guard let encoding = InputDecoder.encoding(forLabel: name) else {
-        let hint = Spelling.closest(to: name, in: InputDecoder.allLabels).map { " (did you mean \"\($0)\"?)" } ?? ""
+        let hint = Spelling.hint(for: name, in: InputDecoder.allLabels)
         throw UsageError(
           "unknown charset \"\(name)\"\(hint); --charset takes a label of the WHATWG Encoding Standard "
             + "(https://encoding.spec.whatwg.org/#names-and-labels)")

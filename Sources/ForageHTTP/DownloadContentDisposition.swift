@@ -1,3 +1,5 @@
+import ForageURL
+
 /// A `Content-Disposition` response header (RFC 6266): the disposition type and the
 /// file name the server suggests, `filename*` (RFC 8187, any language, UTF-8 or
 /// ISO-8859-1) preferred over `filename`.
@@ -95,22 +97,11 @@ public struct ContentDisposition: Sendable, Hashable {
     let pieces = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
     guard pieces.count == 3 else { return nil }
     let charset = pieces[0].lowercased()
-    var bytes: [UInt8] = []
     let utf8 = Array(pieces[2].utf8)
-    var i = 0
-    while i < utf8.count {
-      let b = utf8[i]
-      if b == UInt8(ascii: "%") {
-        guard i + 2 < utf8.count, let hi = hex(utf8[i + 1]), let lo = hex(utf8[i + 2]) else { return nil }
-        bytes.append(hi << 4 | lo)
-        i += 3
-      } else {
-        // attr-char only (RFC 8187 §3.2.1); anything else makes the value invalid.
-        guard isAttrChar(b) else { return nil }
-        bytes.append(b)
-        i += 1
-      }
-    }
+    // attr-char or pct-encoded only (RFC 8187 §3.2.1); anything else makes the value invalid.
+    guard utf8.allSatisfy({ $0 == UInt8(ascii: "%") || isAttrChar($0) }),
+      let bytes = percentDecodeStrictly(utf8)
+    else { return nil }
     switch charset {
     case "utf-8":
       let text = String(decoding: bytes, as: UTF8.self)
@@ -120,15 +111,6 @@ public struct ContentDisposition: Sendable, Hashable {
       return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
     default:
       return nil
-    }
-  }
-
-  private static func hex(_ b: UInt8) -> UInt8? {
-    switch b {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
-    default: nil
     }
   }
 

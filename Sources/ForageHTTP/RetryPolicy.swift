@@ -1,3 +1,4 @@
+import ForageSupport
 import Foundation
 
 /// When and how long to wait before retrying a fetch.
@@ -61,30 +62,8 @@ public struct RetryPolicy: Sendable, Hashable {
   public static func parseRetryAfter(_ value: String, now: Date = Date()) -> Duration? {
     let text = value.trimmingSpaces
     if let seconds = Int(text) { return seconds >= 0 ? .seconds(seconds) : nil }
-    guard let date = parseHTTPDate(text) else { return nil }
-    let interval = date.timeIntervalSince(now)
+    guard let seconds = HTTPDate.parse(text) else { return nil }
+    let interval = Date(timeIntervalSince1970: TimeInterval(seconds)).timeIntervalSince(now)
     return .milliseconds(Int64(max(0, interval) * 1000))
-  }
-
-  /// Parses an IMF-fixdate such as `Sun, 06 Nov 1994 08:49:37 GMT`.
-  static func parseHTTPDate(_ text: String) -> Date? {
-    let parts = text.split(separator: " ")
-    guard parts.count == 6, parts[5] == "GMT", let day = Int(parts[1]),
-      let year = Int(parts[3])
-    else { return nil }
-    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-    guard let monthIndex = months.firstIndex(of: String(parts[2])) else { return nil }
-    let clock = parts[4].split(separator: ":").compactMap { Int($0) }
-    guard clock.count == 3 else { return nil }
-    var components = DateComponents()
-    components.year = year
-    components.month = monthIndex + 1
-    components.day = day
-    components.hour = clock[0]
-    components.minute = clock[1]
-    components.second = clock[2]
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = TimeZone(identifier: "UTC")!
-    return calendar.date(from: components)
   }
 }

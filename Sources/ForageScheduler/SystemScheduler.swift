@@ -155,7 +155,7 @@ public final class SystemScheduler: TaskScheduler, Sendable {
     case .success(let requests):
       emit(TraceEvent(time: now, kind: .submitted, identifier: wrapped.identifier), earliest: wrapped.earliestBeginDate)
       save(requests)
-      wake.signal()
+      wake.poke()
     case .failure(let error):
       emit(TraceEvent(time: now, kind: .rejected, identifier: wrapped.identifier, reason: error.name))
       if enforcement == .strict && error == .launchHandlerNotRegistered {
@@ -307,7 +307,7 @@ public final class SystemScheduler: TaskScheduler, Sendable {
       s.running[id] = nil
       if result.outcome == .killed { s.penaltyUntil = now.addingTimeInterval(policy.killPenalty.seconds) }
     }
-    wake.signal()
+    wake.poke()
   }
 
   /// Launches every request that is due and whose requirements hold now, and
@@ -358,70 +358,5 @@ public final class SystemScheduler: TaskScheduler, Sendable {
   public func stopRunning(reason: ExpirationReason = .stopped) {
     let tasks = state.withLock { s in s.running.keys.sorted().compactMap { s.running[$0] } }
     for t in tasks { LiveLaunch.expire(t, reason: reason, grace: policy.expirationGrace) }
-  }
-}
-
-/// Wakes the run loop early: after a submission or the end of a launch.
-final class WakeSignal: Sendable {
-  /// A waiting run loop, or a signal sent while none waited. The
-  /// continuation is resumed after unlocking.
-  private struct State {
-    var waiter: CheckedContinuation<Void, Never>?
-    var pending = false
-  }
-
-  private let state = Locked(State())
-
-  func signal() {
-    let w: CheckedContinuation<Void, Never>? = state.withLock { s in
-      if let w = s.waiter {
-        s.waiter = nil
-        return w
-      }
-      s.pending = true
-      return nil
-    }
-    w?.resume()
-  }
-
-  /// Returns after a signal (one sent before the call counts) or when the
-  /// calling task is cancelled.
-  private func next() async {
-    await withTaskCancellationHandler {
-      await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-        let ready: Bool = state.withLock { s in
-          if s.pending {
-            s.pending = false
-            return true
-          }
-          // Checked under the lock: either the cancellation handler below
-          // already ran (and we return now), or it runs later and finds the
-          // waiter to resume.
-          if Task.isCancelled { return true }
-          s.waiter = c
-          return false
-        }
-        if ready { c.resume() }
-      }
-    } onCancel: {
-      let w: CheckedContinuation<Void, Never>? = state.withLock { s in
-        defer { s.waiter = nil }
-        return s.waiter
-      }
-      w?.resume()
-    }
-  }
-
-  /// Returns after a signal, after `timeout`, or at once when cancelled.
-  func wait(timeout: Duration) async {
-    // Whichever child ends first cancels the other. Neither leaves a signal
-    // behind: a stray one would make the next wait return at once, and the
-    // run loop spin.
-    await withTaskGroup(of: Void.self) { group in
-      group.addTask { try? await Task.sleep(for: timeout) }
-      group.addTask { await self.next() }
-      await group.next()
-      group.cancelAll()
-    }
   }
 }

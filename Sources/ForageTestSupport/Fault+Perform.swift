@@ -5,6 +5,7 @@
 #elseif canImport(Darwin)
   import Darwin
 #endif
+import ForageSupport
 import Foundation
 
 extension ServerCore {

@@ -1,3 +1,4 @@
+import ForageSupport
 import Foundation
 
 /// Serves files under a root folder, as a plain static web server does.

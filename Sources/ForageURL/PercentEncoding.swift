@@ -83,8 +83,13 @@ func hexValue(_ b: UInt8) -> UInt8? {
 /// Percent-decodes bytes: "%XX" with two hex digits becomes one byte, any
 /// other "%" stays.
 ///
+///     percentDecode(Array("a%20b%zz".utf8))   // "a b%zz"
+///
+/// The one percent-decoder of the package: URL hosts, download names and
+/// `Content-Disposition` filenames (``percentDecodeStrictly(_:)``) use it.
+///
 /// - SeeAlso: <https://url.spec.whatwg.org/#percent-decode>
-func percentDecode<C: RandomAccessCollection<UInt8>>(_ input: C) -> [UInt8]
+package func percentDecode<C: RandomAccessCollection<UInt8>>(_ input: C) -> [UInt8]
 where C.Index == Int {
   var out = [UInt8]()
   out.reserveCapacity(input.count)
@@ -101,4 +106,20 @@ where C.Index == Int {
     }
   }
   return out
+}
+
+/// Percent-decodes bytes as ``percentDecode(_:)`` does, but a "%" not followed
+/// by two hex digits makes the whole input invalid (nil), as RFC 8187's
+/// `ext-value` requires.
+///
+/// - SeeAlso: <https://www.rfc-editor.org/rfc/rfc8187#section-3.2.1>
+package func percentDecodeStrictly<C: RandomAccessCollection<UInt8>>(_ input: C) -> [UInt8]?
+where C.Index == Int {
+  var i = input.startIndex
+  while let sign = input[i...].firstIndex(of: 0x25) {
+    guard sign + 2 < input.endIndex, hexValue(input[sign + 1]) != nil, hexValue(input[sign + 2]) != nil
+    else { return nil }
+    i = sign + 3
+  }
+  return percentDecode(input)
 }

@@ -127,7 +127,7 @@ extension ConfigReader {
     guard let name = string(v, at: path) else { return nil }
     if let value = T(rawValue: name) { return value }
     let names = T.allCases.map(\.rawValue)
-    let hint = ConfigReader.closest(to: name, in: names).map { " (did you mean \"\($0)\"?)" } ?? ""
+    let hint = Spelling.hint(for: name, in: names)
     let expected = names.dropLast().joined(separator: ", ") + " or " + names.last!
     problem(path, "unknown \(what) \"\(name)\"\(hint); expected \(expected)")
     return nil

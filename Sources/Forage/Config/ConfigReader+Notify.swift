@@ -349,7 +349,7 @@ extension ConfigReader {
       guard let word = string(k, at: join(path, "kind")) else { return nil }
       let kinds = ChangeKind.allCases.map(\.rawValue)
       guard let kind = ChangeKind(rawValue: word) else {
-        let hint = ConfigReader.closest(to: word, in: kinds).map { " (did you mean \"\($0)\"?)" } ?? ""
+        let hint = Spelling.hint(for: word, in: kinds)
         problem(join(path, "kind"), "unknown kind \"\(word)\"\(hint); expected new, changed, removed or restored")
         return nil
       }
@@ -368,7 +368,7 @@ extension ConfigReader {
     var ok = true
     let fieldName = string(f, at: join(path, "field"))
     if let name = fieldName, !fields.contains(name) {
-      let hint = ConfigReader.closest(to: name, in: fields).map { " (did you mean \"\($0)\"?)" } ?? ""
+      let hint = Spelling.hint(for: name, in: fields)
       problem(join(path, "field"), "no field named \"\(name)\" in \(feed ? "a feed's records" : "extract")\(hint)")
       ok = false
     }
@@ -462,7 +462,7 @@ extension ConfigReader {
         if notify == nil {
           problem(path, "no channel named \"\(name)\": the config has no \"notify\" channels; add a top-level \"notify\" array")
         } else {
-          let hint = ConfigReader.closest(to: name, in: names).map { " (did you mean \"\($0)\"?)" } ?? ""
+          let hint = Spelling.hint(for: name, in: names)
           problem(path, "no channel named \"\(name)\" in notify\(hint)")
         }
       }

@@ -40,7 +40,7 @@ struct ConfigReader {
       if allowed.contains(key) {
         out[key] = v
       } else {
-        let hint = ConfigReader.closest(to: key, in: allowed).map { " (did you mean \"\($0)\"?)" } ?? ""
+        let hint = Spelling.hint(for: key, in: allowed)
         problem(join(path, key), "unknown key \"\(key)\"\(hint)")
       }
     }
@@ -350,14 +350,14 @@ struct ConfigReader {
       if let parsed = TaskKind(rawValue: k) {
         kind = parsed
       } else {
-        let hint = ConfigReader.closest(to: k, in: TaskKind.allCases.map(\.rawValue)).map { " (did you mean \"\($0)\"?)" } ?? ""
+        let hint = TaskKind.hint(for: k)
         problem(join(path, "kind"), "unknown task kind \"\(k)\"\(hint); expected appRefresh, processing or continuedProcessing")
       }
     }
     let sources = strings(m["sources"], at: join(path, "sources")) ?? []
     if m["sources"] == nil { problem(join(path, "sources"), "missing: name the sources this task refreshes") }
     for (i, name) in sources.enumerated() where !sourceNames.contains(name) {
-      let hint = ConfigReader.closest(to: name, in: sourceNames).map { " (did you mean \"\($0)\"?)" } ?? ""
+      let hint = Spelling.hint(for: name, in: sourceNames)
       problem("\(join(path, "sources"))[\(i)]", "no source named \"\(name)\"\(hint)")
     }
     var task = TaskDefinition(id: id, kind: kind, sources: sources)
@@ -430,7 +430,7 @@ struct ConfigReader {
       if let strategy = ContinuedProcessingTaskRequest.SubmissionStrategy(rawValue: text) {
         task.strategy = strategy
       } else {
-        let hint = ConfigReader.closest(to: text, in: ["fail", "queue"]).map { " (did you mean \"\($0)\"?)" } ?? ""
+        let hint = Spelling.hint(for: text, in: ["fail", "queue"])
         problem(
           join(path, "strategy"),
           "unknown strategy \"\(text)\"\(hint); expected \"queue\" (wait until the task can start) "
@@ -507,7 +507,7 @@ struct ConfigReader {
     }
     if let key = strings(m["key"], at: join(path, "key")) {
       for (i, k) in key.enumerated() where !source.fields.contains(where: { $0.name == k }) {
-        let hint = ConfigReader.closest(to: k, in: source.fields.map(\.name)).map { " (did you mean \"\($0)\"?)" } ?? ""
+        let hint = Spelling.hint(for: k, in: source.fields.map(\.name))
         problem("\(join(path, "key"))[\(i)]", "no field named \"\(k)\" in extract\(hint)")
       }
       source.key = key
@@ -525,7 +525,7 @@ struct ConfigReader {
     if let w = bool(m["wifiOnly"], at: join(path, "wifiOnly")) { source.wifiOnly = w }
     if let label = string(m["charset"], at: join(path, "charset")) {
       if let encoding = InputDecoder.encoding(forLabel: label) { source.charset = encoding.rawValue } else {
-        let hint = Spelling.closest(to: label, in: InputDecoder.allLabels).map { " (did you mean \"\($0)\"?)" } ?? ""
+        let hint = Spelling.hint(for: label, in: InputDecoder.allLabels)
         problem(join(path, "charset"), "unknown charset \"\(label)\"\(hint)")
       }
     }
@@ -583,7 +583,7 @@ struct ConfigReader {
     rule.all = bool(m["all"], at: join(path, "all")) ?? false
     if let t = string(m["type"], at: join(path, "type")) {
       if let parsed = FieldType(rawValue: t) { rule.type = parsed } else {
-        let hint = ConfigReader.closest(to: t, in: FieldType.allCases.map(\.rawValue)).map { " (did you mean \"\($0)\"?)" } ?? ""
+        let hint = FieldType.hint(for: t)
         problem(join(path, "type"), "unknown type \"\(t)\"\(hint); expected string, number, integer, bool or date")
       }
     }

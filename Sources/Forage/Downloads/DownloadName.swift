@@ -122,27 +122,6 @@ package enum DownloadName {
   /// Percent-decodes a path segment; bytes that are not UTF-8 become U+FFFD (and are
   /// kept, as a visible mark).
   static func percentDecoded(_ segment: Substring) -> String {
-    var bytes: [UInt8] = []
-    let utf8 = Array(segment.utf8)
-    var i = 0
-    while i < utf8.count {
-      if utf8[i] == UInt8(ascii: "%"), i + 2 < utf8.count, let hi = hexValue(utf8[i + 1]), let lo = hexValue(utf8[i + 2]) {
-        bytes.append(hi << 4 | lo)
-        i += 3
-      } else {
-        bytes.append(utf8[i])
-        i += 1
-      }
-    }
-    return String(decoding: bytes, as: UTF8.self)
-  }
-
-  private static func hexValue(_ b: UInt8) -> UInt8? {
-    switch b {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
-    default: nil
-    }
+    String(decoding: percentDecode(Array(segment.utf8)), as: UTF8.self)
   }
 }

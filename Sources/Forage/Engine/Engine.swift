@@ -149,7 +149,7 @@ public struct Engine: Sendable {
     if let source {
       let known = try await store.sourceNames()
       guard known.contains(source) else {
-        let hint = Spelling.closest(to: source, in: known).map { " (did you mean \"\($0)\"?)" } ?? ""
+        let hint = Spelling.hint(for: source, in: known)
         let list = known.isEmpty ? "it holds no sources yet" : "it holds \(known.joined(separator: ", "))"
         throw EngineError(.unknownSource, "the store has no source \"\(source)\"\(hint); \(list)")
       }
@@ -190,8 +190,9 @@ extension ForageConfig {
     if let task {
       guard let definition = self.task(withID: task) else {
         let known = tasks.map(\.id)
-        let hint = Spelling.closest(to: task, in: known).map { " (did you mean \"\($0)\"?)" }
-          ?? (known.isEmpty ? "; it has no tasks" : " (tasks: \(known.joined(separator: ", ")))")
+        let suggestion = Spelling.hint(for: task, in: known)
+        let hint = !suggestion.isEmpty ? suggestion
+          : known.isEmpty ? "; it has no tasks" : " (tasks: \(known.joined(separator: ", ")))"
         throw EngineError(.unknownTask, "no task \"\(task)\" in \(configName)\(hint)")
       }
       names = definition.sources
@@ -210,7 +211,7 @@ extension ForageConfig {
     var found: [Source] = []
     for name in names {
       guard let source = source(named: name) else {
-        let hint = Spelling.closest(to: name, in: sources.map(\.name)).map { " (did you mean \"\($0)\"?)" } ?? ""
+        let hint = Spelling.hint(for: name, in: sources.map(\.name))
         throw EngineError(.unknownSource, "no source \"\(name)\" in \(configName)\(hint)")
       }
       found.append(source)

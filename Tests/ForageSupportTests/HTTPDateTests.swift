@@ -1,6 +1,6 @@
 import Testing
 
-@testable import ForageTestSupport
+@testable import ForageSupport
 
 @Suite struct HTTPDateTests {
   @Test func test_format_matchesRFCExample() {
@@ -19,5 +19,19 @@ import Testing
     #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
     #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == nil)
     #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 UTC") == nil)
+  }
+
+  @Test func test_parse_acceptsAOneDigitDay_asRetryAfterAlwaysDid() {
+    #expect(HTTPDate.parse("Sun, 6 Nov 1994 08:49:37 GMT") == 784_111_777)
+  }
+
+  @Test func test_parse_rejectsFieldsOutOfRangeOrNotDigits() {
+    #expect(HTTPDate.parse("Sun, 06 Nov 1994 24:00:00 GMT") == nil)
+    #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:60:00 GMT") == nil)
+    #expect(HTTPDate.parse("Sun, 32 Nov 1994 08:49:37 GMT") == nil)
+    #expect(HTTPDate.parse("Sun, +6 Nov 1994 08:49:37 GMT") == nil)
+    #expect(HTTPDate.parse("Sun, 06 Nov +994 08:49:37 GMT") == nil)
+    #expect(HTTPDate.parse("Sun, 06 Nov 94 08:49:37 GMT") == nil)
+    #expect(HTTPDate.parse("Sun, 06 Nov 1994 8:49:37 GMT") == nil)
   }
 }

@@ -1,16 +1,21 @@
 /// IMF-fixdate formatting and parsing (`Sun, 06 Nov 1994 08:49:37 GMT`), by hand so it
 /// does not depend on locale or `DateFormatter`.
 ///
+/// The one owner of HTTP dates: the engine reads `Retry-After` with it (ForageHTTP's
+/// `RetryPolicy`), and the test server writes `Last-Modified` and reads
+/// `If-Modified-Since` with it. It lives here, not in ForageHTTP, because the test
+/// server depends on nothing but this target.
+///
 ///     HTTPDate.format(784_111_777)                       // "Sun, 06 Nov 1994 08:49:37 GMT"
 ///     HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT")    // 784111777
 ///
 /// - SeeAlso: <https://www.rfc-editor.org/rfc/rfc9110#name-date-time-formats>
-enum HTTPDate {
+package enum HTTPDate {
   static let days = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday
   static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
   /// Formats seconds since 1970 (UTC) as an IMF-fixdate.
-  static func format(_ seconds: Int) -> String {
+  package static func format(_ seconds: Int) -> String {
     let dayNumber = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
     let secondOfDay = seconds - dayNumber * 86_400
     let (year, month, day) = civil(fromDays: dayNumber)
@@ -20,16 +25,18 @@ enum HTTPDate {
       + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
   }
 
-  /// Parses an IMF-fixdate; nil for anything else (the obsolete formats included).
-  static func parse(_ text: String) -> Int? {
+  /// Parses an IMF-fixdate into seconds since 1970 (UTC); nil for anything else (the
+  /// obsolete formats included, and fields out of range). A one-digit day is accepted.
+  package static func parse(_ text: String) -> Int? {
+    func digits(_ s: Substring) -> Bool { s.utf8.allSatisfy { $0 &- 0x30 < 10 } }
     let parts = text.split(separator: " ")
     guard parts.count == 6, parts[5] == "GMT", parts[0].count == 4, parts[0].hasSuffix(","),
-      let day = Int(parts[1]), parts[1].count == 2,
+      digits(parts[1]), let day = Int(parts[1]), (1...2).contains(parts[1].count),
       let monthIndex = months.firstIndex(of: String(parts[2])),
-      let year = Int(parts[3]), parts[3].count == 4
+      digits(parts[3]), let year = Int(parts[3]), parts[3].count == 4
     else { return nil }
     let clock = parts[4].split(separator: ":")
-    guard clock.count == 3, clock.allSatisfy({ $0.count == 2 }),
+    guard clock.count == 3, clock.allSatisfy({ $0.count == 2 && digits($0) }),
       let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
       (1...31).contains(day), hour < 24, minute < 60, second < 61
     else { return nil }
