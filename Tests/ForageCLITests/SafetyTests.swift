@@ -6,9 +6,10 @@ import ForageTestSupport
 /// What a careless or hostile command line must not do (issue 8): destroy a
 /// folder or the store, fail silently, or die on a signal without saving.
 @Suite(.serialized) struct SafetyTests {
-  /// A store with two records of source "s", made by a real run.
-  static func storeWithRecords(_ dir: TemporaryDirectory) async throws -> String {
-    let path = dir.file("s.sqlite")
+  /// A store at `dir/name` with two records of source "s", closed (one
+  /// complete file).
+  static func storeWithRecords(_ dir: TemporaryDirectory, _ name: String = "s.sqlite") async throws -> String {
+    let path = dir.file(name)
     let store = try SQLiteStore(path: path)
     let crawl = try await store.openCrawl(
       source: "s", seeds: [FrontierSeed(url: "http://127.0.0.1/a", fingerprint: 1, depth: 0)], now: Date())

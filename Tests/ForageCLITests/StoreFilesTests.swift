@@ -14,22 +14,7 @@ import ForageTestSupport
 @Suite(.serialized) struct StoreFilesTests {
   /// A store at `dir/name` with two records, closed (one complete file).
   static func storeWithRecords(_ dir: TemporaryDirectory, _ name: String = "forage.sqlite") async throws -> String {
-    let path = dir.file(name)
-    let store = try SQLiteStore(path: path)
-    let crawl = try await store.openCrawl(
-      source: "s", seeds: [FrontierSeed(url: "http://127.0.0.1/a", fingerprint: 1, depth: 0)], now: Date())
-    let item = try #require(
-      try await store.claim(crawl: crawl.id, limit: 1, owner: "t", leaseUntil: Date() + 60, now: Date()).first)
-    _ = try await store.commit([
-      PageCommit(
-        item: item, outcome: .done,
-        records: [
-          RecordInput(source: "s", key: "k1", url: "http://127.0.0.1/a", fieldsJSON: #"{"t":"one"}"#, contentHash: 1),
-          RecordInput(source: "s", key: "k2", url: "http://127.0.0.1/a", fieldsJSON: #"{"t":"two"}"#, contentHash: 2),
-        ], now: Date())
-    ])
-    try await store.close()
-    return path
+    try await SafetyTests.storeWithRecords(dir, name)
   }
 
   /// A hot rollback journal for the database at `path`: one record that puts

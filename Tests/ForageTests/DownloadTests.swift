@@ -117,6 +117,49 @@ struct FullDiskTransport: DownloadTransport {
   }
 }
 
+/// A podcast feed of two enclosures (an MP3 and a PDF) served on loopback, and
+/// a processing task "t.pod" whose source "pod" downloads the audio ones into
+/// `episodes` beside the config: the set-up of the tests that a processing
+/// launch downloads enclosures, from every front end.
+struct PodcastSite {
+  let audio = patternedBytes(40_000)
+  let server: TestServer
+  let feedServer: TestServer
+  let dir = TemporaryDirectory()
+  let store: SQLiteStore
+  let config: ForageConfig
+
+  init() throws {
+    server = try TestServer(routes: [
+      "/ep1.mp3": ServedFile(audio).route,
+      "/notes.pdf": ServedFile([1, 2, 3]).route,
+    ])
+    let rss = """
+      <?xml version="1.0"?><rss version="2.0"><channel><title>Pod</title>
+      <item><guid>1</guid><title>One</title><enclosure url="\(server.url("/ep1.mp3"))" type="audio/mpeg" length="1"/></item>
+      <item><guid>2</guid><title>Notes</title><enclosure url="\(server.url("/notes.pdf"))" type="application/pdf" length="3"/></item>
+      </channel></rss>
+      """
+    feedServer = try TestServer(routes: ["/rss": Route { _ in .text(rss) }])
+    store = try SQLiteStore(path: dir.file("s.sqlite"))
+    var source = Source(name: "pod", feed: feedServer.url("/rss"))
+    // A relative folder is taken from the config file's folder.
+    source.downloadEnclosures = EnclosureDownloads(folder: "episodes", types: ["audio/*"])
+    var config = ForageConfig(
+      fetch: noDelayFetch(),
+      tasks: [TaskDefinition(id: "t.pod", kind: .processing, every: .seconds(3600), budget: .seconds(60),
+                             requiresNetwork: false, sources: ["pod"])],
+      sources: [source])
+    config.directory = dir.path
+    self.config = config
+  }
+
+  func stop() {
+    server.stop()
+    feedServer.stop()
+  }
+}
+
 @Suite struct DownloadTests {
   func downloads(_ store: any Store, _ settings: DownloadSettings = quickDownloadSettings(), transport: any Transport = CurlTransport())
     -> Downloads
@@ -585,31 +628,9 @@ struct FullDiskTransport: DownloadTransport {
   }
 
   @Test func test_processingLaunch_queuesEnclosures_andDownloadsThem() async throws {
-    let audio = patternedBytes(40_000)
-    let server = try TestServer(routes: [
-      "/ep1.mp3": ServedFile(audio).route,
-      "/notes.pdf": ServedFile([1, 2, 3]).route,
-    ])
-    defer { server.stop() }
-    let rss = """
-      <?xml version="1.0"?><rss version="2.0"><channel><title>Pod</title>
-      <item><guid>1</guid><title>One</title><enclosure url="\(server.url("/ep1.mp3"))" type="audio/mpeg" length="1"/></item>
-      <item><guid>2</guid><title>Notes</title><enclosure url="\(server.url("/notes.pdf"))" type="application/pdf" length="3"/></item>
-      </channel></rss>
-      """
-    let feedServer = try TestServer(routes: ["/rss": Route { _ in .text(rss) }])
-    defer { feedServer.stop() }
-    let dir = TemporaryDirectory()
-    let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    var source = Source(name: "pod", feed: feedServer.url("/rss"))
-    // A relative folder is taken from the config file's folder.
-    source.downloadEnclosures = EnclosureDownloads(folder: "episodes", types: ["audio/*"])
-    var config = ForageConfig(
-      fetch: noDelayFetch(),
-      tasks: [TaskDefinition(id: "t.pod", kind: .processing, every: .seconds(3600), budget: .seconds(60),
-                             requiresNetwork: false, sources: ["pod"])],
-      sources: [source])
-    config.directory = dir.path
+    let pod = try PodcastSite()
+    defer { pod.stop() }
+    let (audio, server, dir, store, config) = (pod.audio, pod.server, pod.dir, pod.store, pod.config)
     let scheduler = SimulatedScheduler(device: .server, seed: 3, log: .silent)
     let lines = Locked<[String]>([])
     let runner = TaskRunner(

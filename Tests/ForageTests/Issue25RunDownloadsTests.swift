@@ -11,30 +11,9 @@ import Testing
 /// (one code path: `TaskRunner.afterCrawl`).
 @Suite struct Issue25RunDownloadsTests {
   @Test func test_issue25_runOfAProcessingTaskDownloadsEnclosures_asTheDaemonDoes() async throws {
-    let audio = patternedBytes(40_000)
-    let server = try TestServer(routes: [
-      "/ep1.mp3": ServedFile(audio).route,
-      "/notes.pdf": ServedFile([1, 2, 3]).route,
-    ])
-    defer { server.stop() }
-    let rss = """
-      <?xml version="1.0"?><rss version="2.0"><channel><title>Pod</title>
-      <item><guid>1</guid><title>One</title><enclosure url="\(server.url("/ep1.mp3"))" type="audio/mpeg" length="1"/></item>
-      <item><guid>2</guid><title>Notes</title><enclosure url="\(server.url("/notes.pdf"))" type="application/pdf" length="3"/></item>
-      </channel></rss>
-      """
-    let feedServer = try TestServer(routes: ["/rss": Route { _ in .text(rss) }])
-    defer { feedServer.stop() }
-    let dir = TemporaryDirectory()
-    let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    var source = Source(name: "pod", feed: feedServer.url("/rss"))
-    source.downloadEnclosures = EnclosureDownloads(folder: "episodes", types: ["audio/*"])
-    var config = ForageConfig(
-      fetch: noDelayFetch(),
-      tasks: [TaskDefinition(id: "t.pod", kind: .processing, every: .seconds(3600), budget: .seconds(60),
-                             requiresNetwork: false, sources: ["pod"])],
-      sources: [source])
-    config.directory = dir.path
+    let pod = try PodcastSite()
+    defer { pod.stop() }
+    let (audio, server, store, config, dir) = (pod.audio, pod.server, pod.store, pod.config, pod.dir)
     let engine = Engine(config: config, store: store, transport: CurlTransport())
     let logged = Locked<[String]>([])
     let summary = try await engine.run(task: "t.pod", log: { line in logged.withLock { $0.append(line) } })
