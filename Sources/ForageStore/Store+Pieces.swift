@@ -1,0 +1,216 @@
+import Foundation
+
+// The pieces of `Store`, each a small protocol of its own, so that a reader (and a
+// conformance test) can take one concern at a time. `Store` composes them all.
+
+/// A crawl's frontier: the URLs a crawl has yet to fetch, claimed by workers.
+public protocol FrontierStore: AnyObject, Sendable {
+  /// Returns the unfinished crawl of `source`, or starts a new one seeded
+  /// with `seeds` (deduplicated by fingerprint) when there is none.
+  func openCrawl(source: String, seeds: [FrontierSeed], now: Date) async throws -> Crawl
+
+  /// Claims up to `limit` queued entries of `crawl` for `owner` until
+  /// `leaseUntil`, lowest depth first, then in discovery order. Entries whose
+  /// lease has expired are claimable again.
+  func claim(crawl: Int64, limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
+    -> [FrontierItem]
+
+  /// Returns claimed entries to the queue: those of `owner`, or every
+  /// claimed entry when `owner` is nil (a single-process store does this at
+  /// start, after a crash).
+  func releaseClaims(owner: String?) async throws
+
+  /// Frontier counts of a crawl by state.
+  func frontierCounts(crawl: Int64) async throws -> FrontierCounts
+}
+
+/// Pages, records and their changes: what commits write and what readers list.
+public protocol RecordStore: AnyObject, Sendable {
+  /// Commits fetched pages. Each `PageCommit` is applied entirely or not at
+  /// all: its frontier entry's new state, the page row, the records and the
+  /// discovered links. Several pages may share one transaction.
+  func commit(_ pages: [PageCommit]) async throws -> CommitResult
+
+  /// Marks `crawl` complete when it has no queued or claimed entries left;
+  /// nil while it has. Completing a crawl removes, in the same transaction,
+  /// the records of its source that it did not see again (a `removed`
+  /// change each, routed through `router`); when its frontier reached
+  /// `maxPages`, only records of pages it fetched can be removed (the others
+  /// may lie past the cap). A crawl completed earlier returns an empty
+  /// completion.
+  func completeCrawl(_ crawl: Int64, maxPages: Int?, router: (any ChangeRouter)?, now: Date) async throws
+    -> CrawlCompletion?
+
+  /// The last stored fetch of a page, by the fingerprint of its canonical URL.
+  func page(fingerprint: UInt64) async throws -> PageRecord?
+
+  /// The stored pages among `fingerprints`, keyed by fingerprint; absent
+  /// ones are left out.
+  func pages(fingerprints: [UInt64]) async throws -> [UInt64: PageRecord]
+
+  /// Records in insertion order after `afterID`, optionally of one source.
+  func records(source: String?, afterID: Int64, limit: Int) async throws -> [StoredRecord]
+
+  /// Changes in order after `afterID`, optionally of one source.
+  func changes(source: String?, afterID: Int64, limit: Int) async throws -> [RecordChange]
+
+  /// Changes matching `query`, newest first.
+  func changes(matching query: ChangeQuery) async throws -> [RecordChange]
+
+  /// Drops changes past each source's retention (sources not named keep
+  /// everything), except those with a notification still pending. Returns
+  /// how many were dropped. A maintenance step: never inside a launch.
+  func pruneHistory(_ retention: [String: HistoryRetention], now: Date) async throws -> Int
+
+  /// The names of the sources the store holds records or crawls of, sorted.
+  func sourceNames() async throws -> [String]
+
+  /// Figures of each source the store knows, by name: records, when a crawl
+  /// last saw one, changes since `since`, the last completed crawl.
+  func sourceStatistics(since: Date) async throws -> [SourceStatistics]
+}
+
+/// The outbox: notifications waiting for delivery, claimed by the process that delivers them.
+public protocol OutboxStore: AnyObject, Sendable {
+  /// Claims up to `limit` pending notifications whose next attempt is due,
+  /// oldest first, for `owner` until `leaseUntil`; a claim whose lease has
+  /// passed is claimable again (a process killed mid-delivery).
+  func claimNotifications(limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
+    -> [OutboxNotification]
+
+  /// Records how an attempt at notification `id` ended, and releases its claim.
+  func settleNotification(_ id: Int64, _ settlement: NotificationSettlement, now: Date) async throws
+
+  /// Releases claimed notifications: those of `owner`, or all when nil (a
+  /// single process at start, after a crash). They are due again at once.
+  func releaseNotificationClaims(owner: String?) async throws
+
+  /// Notifications in `state` (every state when nil), newest first.
+  func notifications(state: NotificationState?, limit: Int) async throws -> [OutboxNotification]
+
+  /// How many notifications are in each state at `now`.
+  func notificationCounts(now: Date) async throws -> NotificationCounts
+
+  /// The channels a receiver turned off.
+  func disabledChannels() async throws -> [DisabledChannel]
+
+  /// Turns `channel.name` off (or on again, when `channel` is nil for that name).
+  func setDisabledChannel(_ channel: DisabledChannel?, name: String) async throws
+}
+
+/// Task runs and the scheduler's pending task requests.
+public protocol RunStore: AnyObject, Sendable {
+  /// Records the start of a task run and returns its id.
+  func beginRun(task: String, sources: [String], startedAt: Date) async throws -> Int64
+
+  /// Records the end of a task run.
+  func finishRun(_ id: Int64, summary: RunSummary) async throws
+
+  /// Records the running totals of an unfinished run (after each of its
+  /// commits), so that a run whose process was killed is listed with what
+  /// it committed (``TaskRun/progress``). Does nothing once it finished.
+  func recordRunProgress(_ id: Int64, summary: RunSummary) async throws
+
+  /// The most recent runs, newest first.
+  func runs(limit: Int) async throws -> [TaskRun]
+
+  /// The task requests a scheduler left pending, ordered by identifier
+  /// (empty when none were kept).
+  func pendingTaskRequests() async throws -> [PendingTaskRequest]
+
+  /// Replaces the kept pending task requests with `requests` in one
+  /// transaction: a failure (or a crash) leaves the earlier set whole.
+  /// Identifiers must be unique.
+  func replacePendingTaskRequests(_ requests: [PendingTaskRequest]) async throws
+
+  /// Writes `requests` over the kept requests of the same identifiers and
+  /// removes those of `removing`, in one transaction; the requests of other
+  /// identifiers stay as they are (another daemon of a fleet keeps them).
+  /// Identifiers must be unique.
+  func updatePendingTaskRequests(_ requests: [PendingTaskRequest], removing: [String]) async throws
+}
+
+/// robots.txt answers and request slots per host, shared by every worker of a store.
+public protocol PolitenessStore: AnyObject, Sendable {
+  /// The robots.txt answer kept for `origin`, expired or not.
+  func robotsFile(origin: String) async throws -> RobotsFile?
+
+  /// Keeps `file` in place of its origin's earlier answer.
+  func keepRobotsFile(_ file: RobotsFile) async throws
+
+  /// True when this process should download `origin`'s robots.txt now; false
+  /// while another process of a fleet holds that task (until `lease` passes).
+  /// A store of one process always says true.
+  func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool
+
+  /// Takes one of `host`'s `concurrency` request slots for `owner` when the
+  /// host's next start has come, moving it `delay` later, until `lease`
+  /// passes; the ticket, or nil when the host is busy. Politeness shared by
+  /// a fleet (see ``isShared``); a store of one process gives 0 at once.
+  func takeHostTicket(host: String, owner: String, concurrency: Int, delay: Duration, lease: Duration) async throws
+    -> Int64?
+
+  /// Gives back a ticket of ``takeHostTicket(host:owner:concurrency:delay:lease:)``.
+  func returnHostTicket(_ ticket: Int64) async throws
+}
+
+/// What a fleet of processes on one store coordinates through: whether it is
+/// shared, the renewal of a worker's frontier leases and the election of a task's launch.
+public protocol LeaseStore: AnyObject, Sendable {
+  /// True when other processes work on the store at the same time (a
+  /// PostgreSQL fleet): claims are then leased briefly and renewed, and a
+  /// worker whose frontier is empty waits while others hold claims.
+  var isShared: Bool { get }
+
+  /// Extends the leases of every frontier entry `owner` holds to
+  /// `leaseUntil`; returns how many it holds. A worker of a shared store
+  /// calls it well before its leases pass (see ``isShared``).
+  func renewClaims(owner: String, leaseUntil: Date) async throws -> Int
+
+  /// True when `owner` may run the launch of `task` due at `due`: no other
+  /// owner holds a launch claim on `task` that lasts past `due`. The claim
+  /// granted lasts until `leaseUntil`; a claim of a killed launcher lapses
+  /// then, and the task's next launch is granted again. A store of one
+  /// process always says true.
+  func claimLaunch(task: String, due: Date, owner: String, leaseUntil: Date) async throws -> Bool
+}
+
+/// Queued, running and finished downloads of files.
+public protocol DownloadStore: AnyObject, Sendable {
+  /// Queues a download of `request.url` into `request.folder`, or returns the one
+  /// already kept for that URL and folder (a URL lands in a folder once); `repeat`
+  /// says what happens to that one (see ``DownloadRequest/Repeat``). An existing
+  /// download not yet done takes the request's expected size and SHA-256 when it
+  /// gives them.
+  func enqueueDownload(_ request: DownloadRequest, repeat: DownloadRequest.Repeat, now: Date) async throws
+    -> DownloadEntry
+
+  /// Claims up to `limit` queued downloads, and claimed ones whose lease has passed
+  /// (a process killed mid-download), in id order after `afterID` (a worker passes
+  /// the last id it claimed, so that one it put back is not taken again at once),
+  /// for `owner` until `leaseUntil`. With `ids`, only those; with `maxRemaining`,
+  /// only downloads whose size is known (expected, or said by the server) with at
+  /// most that many bytes left to fetch (what a short launch may start).
+  func claimDownloads(
+    ids: [Int64]?, afterID: Int64, limit: Int, maxRemaining: Int?, owner: String, leaseUntil: Date, now: Date
+  ) async throws -> [DownloadEntry]
+
+  /// Writes a claimed download's progress or outcome, every field but its URL,
+  /// folder, source and creation date, when `owner` still holds it. A
+  /// `leaseUntil` extends the claim; nil ends it, and the entry's state (queued,
+  /// done or failed) is written. Returns false, writing nothing, when the claim
+  /// was lost (released, or taken over after its lease passed).
+  func updateDownload(_ entry: DownloadEntry, owner: String, leaseUntil: Date?, now: Date) async throws -> Bool
+
+  /// Returns claimed downloads to the queue: those of `owner`, or all when nil (a
+  /// single process at start, after a crash); with `ids`, only those among them (a
+  /// worker taking over a download whose part file nobody holds). Their bytes
+  /// written are kept.
+  func releaseDownloadClaims(owner: String?, ids: [Int64]?) async throws
+
+  /// Downloads in `state` (every state when nil), oldest first.
+  func downloads(state: DownloadState?, limit: Int) async throws -> [DownloadEntry]
+
+  /// One download by id, nil when there is none.
+  func download(id: Int64) async throws -> DownloadEntry?
+}
