@@ -127,14 +127,19 @@ extension PostgresStore {
       let pending = try db.query(
         "SELECT EXISTS (SELECT 1 FROM frontier WHERE crawl = $1 AND (state = 'queued' OR state = 'claimed'))",
         [.int(crawl)])
-      if pending.bool(0, 0) { return nil }
-      let source = row.string(0, 0)
-      if row.optionalInt64(0, 1) != nil { return CrawlCompletion() }
-      let firstCrawl = try !Self.sourceHasCompletedCrawl(db, source)
-      try db.query("UPDATE crawls SET completed_at = $1 WHERE id = $2", [.date(now), .int(crawl)])
-      let capped = maxPages.map { row.int(0, 2) >= $0 } ?? false
-      return try Self.removeUnseenRecords(
-        db, source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl, now: now)
+      switch RecordRules.completion(
+        hasPendingEntries: pending.bool(0, 0), completedBefore: !row.isNull(0, 1), frontierSize: row.int(0, 2),
+        maxPages: maxPages)
+      {
+      case .notYet: return nil
+      case .alreadyCompleted: return CrawlCompletion()
+      case .completes(let capped):
+        let source = row.string(0, 0)
+        let firstCrawl = try !Self.sourceHasCompletedCrawl(db, source)
+        try db.query("UPDATE crawls SET completed_at = $1 WHERE id = $2", [.date(now), .int(crawl)])
+        return try Self.removeUnseenRecords(
+          db, source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl, now: now)
+      }
     }
   }
 
@@ -166,35 +171,39 @@ extension PostgresStore {
   }
 
   /// Records a completed crawl of `source` did not see again: each gets its
-  /// `removed_at` and a `removed` change (see `SQLiteStore` for the rules).
+  /// `removed_at` and a `removed` change (`RecordRules.removes` decides
+  /// which, over the current records this crawl did not see, read locked).
   static func removeUnseenRecords(
     _ db: PostgresConnection, source: String, crawl: Int64, capped: Bool, router: (any ChangeRouter)?,
     firstCrawl: Bool, now: Date
   ) throws -> CrawlCompletion {
     let nowMS = milliseconds(now)
-    let fetchedOnly = capped
-      ? " AND r.page IN (SELECT fingerprint FROM frontier WHERE crawl = $2 AND state = 'done')" : ""
-    let gone = try db.query(
+    let rows = try db.query(
       """
-      SELECT r.id, r.key, r.url, r.fields FROM records r
-      WHERE r.source = $1 AND r.removed_at IS NULL AND r.seen_crawl IS NOT NULL AND r.seen_crawl < $2
-        AND NOT EXISTS (SELECT 1 FROM pages p WHERE p.fingerprint = r.page AND p.kept_crawl = $2)\(fetchedOnly)
+      SELECT r.id, r.key, r.url, r.fields, r.seen_crawl,
+        EXISTS (SELECT 1 FROM pages p WHERE p.fingerprint = r.page AND p.kept_crawl = $2),
+        EXISTS (SELECT 1 FROM frontier f WHERE f.crawl = $2 AND f.fingerprint = r.page AND f.state = 'done')
+      FROM records r
+      WHERE r.source = $1 AND r.removed_at IS NULL AND r.seen_crawl < $2
       ORDER BY r.id
       FOR UPDATE OF r
       """, [.text(source), .int(crawl)])
-    var completion = CrawlCompletion()
-    for row in 0..<gone.count {
-      try db.query("UPDATE records SET removed_at = $1 WHERE id = $2", [.int(nowMS), .int(gone.int64(row, 0))])
-      let change = try writeChange(
-        db, source: source, key: gone.string(row, 1), kind: .removed, url: gone.string(row, 2),
-        before: gone.string(row, 3), after: nil, at: nowMS, run: nil)
-      completion.removed.append(change)
-      if let router {
-        completion.notifications += try enqueue(
-          db, change, channels: router.channels(for: change, firstCrawl: firstCrawl), now: nowMS)
-      }
+    let candidates = rows.rows {
+      RecordRules.RemovalCandidate(
+        id: rows.int64($0, 0), key: rows.string($0, 1), url: rows.string($0, 2), fields: rows.string($0, 3),
+        removed: false, seenCrawl: rows.optionalInt64($0, 4), pageKept: rows.bool($0, 5),
+        pageFetched: rows.bool($0, 6))
     }
-    return completion
+    let removals = RecordRules.removals(
+      candidates, source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl,
+      now: date(nowMS))
+    guard !removals.isEmpty else { return CrawlCompletion() }
+    try db.query(
+      "UPDATE records SET removed_at = $1 WHERE id = ANY($2::bigint[])",
+      [.int(nowMS), .text(arrayLiteral(removals.map { String($0.id) }))])
+    let changes = try writeChanges(db, removals.map(\.change.change))
+    let notifications = try writeOutbox(db, zip(changes, removals).map { ($0, $1.change.channels) })
+    return CrawlCompletion(removed: changes, notifications: notifications)
   }
 }
 #endif

@@ -22,51 +22,19 @@ extension PostgresStore {
     let owners = self.owners
     let result = try await run { db in
       var result = CommitResult()
-      var firstCrawl: [String: Bool] = [:]
-      // Crawls whose frontier grows are locked first, in id order (every
-      // worker takes them in the same order, so commits never deadlock on
-      // them), and their sizes written back once.
-      let growing = Set(pages.filter { !$0.discovered.isEmpty }.map(\.item.crawl)).sorted()
-      var sizes: [Int64: (size: Int, original: Int)] = [:]
-      for crawl in growing {
-        let row = try db.query("SELECT frontier_size FROM crawls WHERE id = $1 FOR UPDATE", [.int(crawl)])
-        guard row.count > 0 else { throw StoreError.notFound("crawl with id \(crawl)") }
-        sizes[crawl] = (row.int(0, 0), row.int(0, 0))
-      }
-      // The batch's links, per crawl in page order, go in with two round
-      // trips per crawl (one lookup, one insert) rather than two per page:
-      // pages of one site share most links, and each page's pair waited for
-      // the server in turn.
-      var links: [Int64: (seeds: [FrontierSeed], cap: Int)] = [:]
-      // Page rows and "kept" marks likewise go in once for the batch.
-      var pageRows: [PageRecord] = []
-      var kept: [Int64: [UInt64]] = [:]
       let held = try Self.updateFrontierStates(db, pages, owners: owners)
       let heldPages = pages.filter { held.contains($0.item.id) }
-      // Records: the new ones inserted by one statement, their changes (and
-      // those of changed records) written by one more, in page order. A batch
-      // that gives one record twice goes record by record, so the second
-      // sees the first.
-      var keys = Set<RecordKey>()
-      let distinct = heldPages.allSatisfy { page in page.records.allSatisfy { keys.insert(RecordKey($0)).inserted } }
-      var batched = distinct ? try Self.insertNewRecords(db, heldPages) : nil
+      try Self.writeRecords(db, heldPages, into: &result)
+      // Page rows, "kept" marks and links go in once for the batch: pages of
+      // one site share most links, and each page's statements waited for
+      // the server in turn.
+      var pageRows: [PageRecord] = []
+      var kept: [Int64: [UInt64]] = [:]
+      var links: [Int64: (seeds: [FrontierSeed], cap: Int?)] = [:]
       for page in heldPages {
         if let record = page.page { pageRows.append(record) }
-        for record in page.records {
-          if batched != nil {
-            try Self.stageRecord(db, record, of: page, batch: &batched!, into: &result)
-          } else {
-            try Self.upsertRecord(db, record, of: page, firstCrawl: &firstCrawl, into: &result)
-          }
-        }
         if page.keepsRecords { kept[page.item.crawl, default: []].append(page.item.fingerprint) }
-        if !page.discovered.isEmpty, sizes[page.item.crawl] != nil {
-          links[page.item.crawl, default: ([], page.maxPages ?? .max)].seeds += page.discovered
-        }
-      }
-      if let batched {
-        try Self.writeSeen(db, batched.seen ?? [])
-        try Self.writeChanges(db, batched, firstCrawl: &firstCrawl, into: &result)
+        if !page.discovered.isEmpty { links[page.item.crawl, default: ([], page.maxPages)].seeds += page.discovered }
       }
       try Self.upsertPages(db, pageRows)
       for (crawl, fingerprints) in kept.sorted(by: { $0.key < $1.key }) {
@@ -74,13 +42,11 @@ extension PostgresStore {
           "UPDATE pages SET kept_crawl = $1 WHERE fingerprint = ANY($2::bigint[])",
           [.int(crawl), .text(Self.arrayLiteral(fingerprints.map { String(Int64(bitPattern: $0)) }))])
       }
+      // Last, in crawl id order (every worker takes them in the same order,
+      // so commits never deadlock on them): the crawl row is locked from
+      // its links' insert to the commit, not for the whole transaction.
       for (crawl, batch) in links.sorted(by: { $0.key < $1.key }) {
-        guard var entry = sizes[crawl] else { continue }
-        result.linksAdded += try Self.insertLinks(db, batch.seeds, crawl: crawl, size: &entry.size, cap: batch.cap)
-        sizes[crawl] = entry
-      }
-      for (crawl, entry) in sizes where entry.size != entry.original {
-        try db.query("UPDATE crawls SET frontier_size = $1 WHERE id = $2", [.int(entry.size), .int(crawl)])
+        result.linksAdded += try Self.insertLinks(db, batch.seeds, crawl: crawl, cap: batch.cap)
       }
       return result
     }
@@ -88,14 +54,199 @@ extension PostgresStore {
     return result
   }
 
+  /// Reads the stored rows of the records `pages` give (locked) and whether
+  /// their sources completed a crawl, in one statement; plans them
+  /// (`RecordRules`); writes the plan with one statement per kind of row.
+  ///
+  /// Two workers committing the same record at once are ordered by its row
+  /// lock, so the second plans against the first's fields. Two committing
+  /// the same new record: both read no row, one insert wins, and the other
+  /// (its insert ignored once the first commits) reads the row and plans
+  /// again.
+  private static func writeRecords(
+    _ db: PostgresConnection, _ pages: [PageCommit], into result: inout CommitResult
+  ) throws {
+    let keys = RecordRules.keys(of: pages)
+    guard !keys.isEmpty else { return }
+    var sources: [String] = []
+    for page in pages where page.router != nil {
+      for record in page.records where !sources.contains(record.source) { sources.append(record.source) }
+    }
+    var (stored, completed) = try storedRecords(db, keys, completedCrawlOf: sources)
+    var plan = RecordRules.plan(pages, stored: stored)
+    let missed = try insertRecords(db, plan.inserts)
+    if !missed.isEmpty {
+      stored.merge(try storedRecords(db, missed, completedCrawlOf: []).rows) { $1 }
+      plan = RecordRules.plan(pages, stored: stored)
+    }
+    try updateRecords(db, plan.updates)
+    try plan.route { source in
+      if let known = completed[source] { return !known }
+      return try !sourceHasCompletedCrawl(db, source)
+    }
+    let changes = try writeChanges(db, plan.changes.map(\.change))
+    result.notifications += try writeOutbox(db, zip(changes, plan.changes).map { ($0, $1.channels) })
+    result.changes += changes
+    result.newRecords += plan.newRecords
+    result.changedRecords += plan.changedRecords
+    result.unchangedRecords += plan.unchangedRecords
+    result.restoredRecords += plan.restoredRecords
+  }
+
+  /// The stored rows of the records of `keys`, locked in id order, and for
+  /// each of `sources` whether it has a completed crawl: one statement.
+  private static func storedRecords(
+    _ db: PostgresConnection, _ keys: [RecordKey], completedCrawlOf sources: [String]
+  ) throws -> (rows: [RecordKey: StoredRecordRow], completed: [String: Bool]) {
+    let rows = try db.query(
+      """
+      WITH locked AS (
+        SELECT r.id, r.content_hash, r.fields, r.removed_at, r.source, r.key
+        FROM records r JOIN unnest($1::text[], $2::text[]) AS u (source, key) ON r.source = u.source AND r.key = u.key
+        ORDER BY r.id
+        FOR UPDATE OF r)
+      SELECT source, key, id, content_hash, fields, removed_at IS NOT NULL FROM locked
+      UNION ALL
+      SELECT s.source, NULL, NULL, NULL, NULL,
+        EXISTS (SELECT 1 FROM crawls c WHERE c.source = s.source AND c.completed_at IS NOT NULL)
+      FROM unnest($3::text[]) AS s (source)
+      """,
+      [
+        .text(arrayLiteral(keys.map { quoted(String($0.source.text)) })),
+        .text(arrayLiteral(keys.map { quoted(String($0.key.text)) })),
+        .text(arrayLiteral(sources.map(quoted))),
+      ])
+    var found: [RecordKey: StoredRecordRow] = [:]
+    var completed: [String: Bool] = [:]
+    for row in 0..<rows.count {
+      if rows.isNull(row, 1) {
+        completed[rows.string(row, 0)] = rows.bool(row, 5)
+      } else {
+        found[RecordKey(source: rows.string(row, 0), key: rows.string(row, 1))] = StoredRecordRow(
+          id: rows.int64(row, 2), contentHash: rows.uint64(row, 3), fields: rows.string(row, 4),
+          removed: rows.bool(row, 5))
+      }
+    }
+    return (found, completed)
+  }
+
+  /// Inserts the rows of `inserts` in one statement; returns the keys of
+  /// those the store had after all (another worker's commit inserted them).
+  private static func insertRecords(_ db: PostgresConnection, _ inserts: [RecordPlan.Insert]) throws -> [RecordKey] {
+    guard !inserts.isEmpty else { return [] }
+    func column(_ value: (RecordPlan.Insert) -> String) -> PostgresValue { .text(arrayLiteral(inserts.map(value))) }
+    let written = try db.query(
+      """
+      INSERT INTO records (source, key, url, fields, content_hash, first_seen, last_seen, page, seen_crawl)
+      SELECT u.source, u.key, u.url, u.fields, u.hash, u.first, u.last, u.page, u.crawl
+      FROM unnest(
+          $1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[],
+          $9::bigint[])
+        WITH ORDINALITY AS u (source, key, url, fields, hash, first, last, page, crawl, n)
+      ORDER BY u.n
+      ON CONFLICT (source, key) DO NOTHING
+      RETURNING source, key
+      """,
+      [
+        column { quoted($0.record.source) }, column { quoted($0.record.key) }, column { quoted($0.record.url) },
+        column { quoted($0.record.fieldsJSON) }, column { String(Int64(bitPattern: $0.record.contentHash)) },
+        column { String(milliseconds($0.firstSeen)) }, column { String(milliseconds($0.lastSeen)) },
+        column { String(Int64(bitPattern: $0.page)) }, column { String($0.crawl) },
+      ])
+    guard written.count < inserts.count else { return [] }
+    let added = Set((0..<written.count).map { RecordKey(source: written.string($0, 0), key: written.string($0, 1)) })
+    return inserts.map { RecordKey($0.record) }.filter { !added.contains($0) }
+  }
+
+  /// Writes the stored rows' updates in one statement: each one's sighting,
+  /// and its new fields where it has them (which also clears a removal; a
+  /// row only seen again was not removed).
+  private static func updateRecords(_ db: PostgresConnection, _ updates: [RecordPlan.Update]) throws {
+    guard !updates.isEmpty else { return }
+    func column(_ value: (RecordPlan.Update) -> String) -> PostgresValue { .text(arrayLiteral(updates.map(value))) }
+    try db.query(
+      """
+      UPDATE records r SET url = u.url, last_seen = u.at, page = u.page, seen_crawl = u.crawl,
+        fields = COALESCE(u.fields, r.fields), content_hash = u.hash, removed_at = NULL
+      FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[])
+        AS u (id, url, at, page, crawl, fields, hash)
+      WHERE r.id = u.id
+      """,
+      [
+        column { String($0.id) }, column { quoted($0.url) }, column { String(milliseconds($0.lastSeen)) },
+        column { String(Int64(bitPattern: $0.page)) }, column { String($0.crawl) },
+        column { $0.fieldsJSON.map(quoted) ?? "NULL" }, column { String(Int64(bitPattern: $0.contentHash)) },
+      ])
+  }
+
+  /// Writes `changes` in one statement, in order; returns them with their
+  /// ids (and their dates as stored, to the millisecond).
+  static func writeChanges(_ db: PostgresConnection, _ changes: [RecordChange]) throws -> [RecordChange] {
+    guard !changes.isEmpty else { return [] }
+    func column(_ value: (RecordChange) -> String) -> PostgresValue { .text(arrayLiteral(changes.map(value))) }
+    let written = try db.query(
+      """
+      INSERT INTO changes (source, key, kind, url, before, after, at, run)
+      SELECT u.source, u.key, u.kind, u.url, u.before, u.after, u.at, u.run
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[])
+        WITH ORDINALITY AS u (source, key, kind, url, before, after, at, run, n)
+      ORDER BY u.n
+      RETURNING id
+      """,
+      [
+        column { quoted($0.source) }, column { quoted($0.key) }, column { $0.kind.rawValue }, column { quoted($0.url) },
+        column { $0.beforeJSON.map(quoted) ?? "NULL" }, column { $0.afterJSON.map(quoted) ?? "NULL" },
+        column { String(milliseconds($0.at)) }, column { $0.run.map { String($0) } ?? "NULL" },
+      ])
+    // Ids come from the sequence in insertion order, which is `n`'s.
+    let ids = (0..<written.count).map { written.int64($0, 0) }.sorted()
+    guard ids.count == changes.count else { throw StoreError.notFound("the ids of a commit's changes") }
+    return zip(changes, ids).map { change, id in
+      var written = change
+      written.id = id
+      written.at = date(milliseconds(change.at))
+      return written
+    }
+  }
+
+  /// Writes one pending notification per channel of each change, in one
+  /// statement; returns how many.
+  static func writeOutbox(_ db: PostgresConnection, _ routed: [(change: RecordChange, channels: [String])]) throws
+    -> Int
+  {
+    let rows = routed.flatMap { item in item.channels.map { (item.change, $0) } }
+    guard !rows.isEmpty else { return 0 }
+    try db.query(
+      """
+      INSERT INTO outbox (change, channel, message_id, next_at, created_at)
+      SELECT u.change, u.channel, u.message, u.at, u.at
+      FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[]) AS u (change, channel, message, at)
+      """,
+      [
+        .text(arrayLiteral(rows.map { String($0.0.id) })), .text(arrayLiteral(rows.map { quoted($0.1) })),
+        .text(arrayLiteral(rows.map { _ in SQLiteStore.newMessageID() })),
+        .text(arrayLiteral(rows.map { String(milliseconds($0.0.at)) })),
+      ])
+    return rows.count
+  }
+
   /// Adds the links whose fingerprints `crawl` lacks while its frontier has
   /// fewer than `cap` entries, in the page's order; a link to an entry still
   /// queued at a greater depth lowers that depth (see `SQLiteStore`). Returns
-  /// how many were added. Two round trips for a batch's links, whatever their
-  /// number: one lookup of them all, one insert of the new ones (a link
-  /// seen twice counts once, at its least depth, where it first appeared).
+  /// how many were added. Three round trips for a batch's links, whatever
+  /// their number: one lookup of them all, one update of the depths lowered,
+  /// one insert of the new ones (a link seen twice counts once, at its least
+  /// depth, where it first appeared).
+  ///
+  /// The insert locks the crawl's row, reads its frontier size, inserts
+  /// what the cap leaves room for and adds what it inserted to the size,
+  /// all in one statement: two workers' commits keep the cap exact, and the
+  /// lock is held from that statement to the commit, not for the whole
+  /// transaction.
+  ///
+  /// - Throws: `StoreError.notFound` when the crawl does not exist.
   private static func insertLinks(
-    _ db: PostgresConnection, _ links: [FrontierSeed], crawl: Int64, size: inout Int, cap: Int
+    _ db: PostgresConnection, _ links: [FrontierSeed], crawl: Int64, cap: Int?
   ) throws -> Int {
     var order: [UInt64] = []
     var shortest: [UInt64: FrontierSeed] = [:]
@@ -113,37 +264,52 @@ extension PostgresStore {
     var depths: [UInt64: Int] = [:]
     for row in 0..<existing.count { depths[existing.uint64(row, 0)] = existing.int(row, 1) }
     var fresh: [FrontierSeed] = []
+    var lowered: [FrontierSeed] = []
     for fingerprint in order {
       let link = shortest[fingerprint]!
       if let depth = depths[fingerprint] {
-        if link.depth < depth {
-          try db.query(
-            "UPDATE frontier SET depth = $3 WHERE crawl = $1 AND fingerprint = $2 AND state = 'queued' AND depth > $3",
-            [.int(crawl), .bits(fingerprint), .int(link.depth)])
-        }
-      } else if size + fresh.count < cap {
+        if link.depth < depth { lowered.append(link) }
+      } else {
         fresh.append(link)
       }
+    }
+    if !lowered.isEmpty {
+      try db.query(
+        """
+        UPDATE frontier f SET depth = u.depth
+        FROM unnest($2::bigint[], $3::integer[]) AS u (fingerprint, depth)
+        WHERE f.crawl = $1 AND f.fingerprint = u.fingerprint AND f.state = 'queued' AND f.depth > u.depth
+        """,
+        [
+          .int(crawl), .text(arrayLiteral(lowered.map { String(Int64(bitPattern: $0.fingerprint)) })),
+          .text(arrayLiteral(lowered.map { String($0.depth) })),
+        ])
     }
     guard !fresh.isEmpty else { return 0 }
     let added = try db.query(
       """
-      INSERT INTO frontier (crawl, url, fingerprint, depth, lastmod)
-      SELECT $1, u.url, u.fingerprint, u.depth, u.lastmod
-      FROM unnest($2::text[], $3::bigint[], $4::integer[], $5::bigint[]) WITH ORDINALITY
-        AS u (url, fingerprint, depth, lastmod, n)
-      ORDER BY u.n
-      ON CONFLICT (crawl, fingerprint) DO NOTHING
+      WITH crawl AS (SELECT frontier_size FROM crawls WHERE id = $1 FOR UPDATE),
+      added AS (
+        INSERT INTO frontier (crawl, url, fingerprint, depth, lastmod)
+        SELECT $1, u.url, u.fingerprint, u.depth, u.lastmod
+        FROM unnest($2::text[], $3::bigint[], $4::integer[], $5::bigint[]) WITH ORDINALITY
+          AS u (url, fingerprint, depth, lastmod, n)
+        WHERE u.n <= (SELECT $6::bigint - frontier_size FROM crawl)
+        ORDER BY u.n
+        ON CONFLICT (crawl, fingerprint) DO NOTHING
+        RETURNING 1)
+      UPDATE crawls SET frontier_size = frontier_size + (SELECT count(*) FROM added) WHERE id = $1
+      RETURNING (SELECT count(*) FROM added)
       """,
       [
         .int(crawl), .text(arrayLiteral(fresh.map { quoted($0.url) })),
         .text(arrayLiteral(fresh.map { String(Int64(bitPattern: $0.fingerprint)) })),
         .text(arrayLiteral(fresh.map { String($0.depth) })),
         .text(arrayLiteral(fresh.map { $0.lastModified.map { String(milliseconds($0)) } ?? "NULL" })),
-      ]
-    ).affected
-    size += added
-    return added
+        .int(cap.map(Int64.init) ?? Int64.max),
+      ])
+    guard added.count > 0 else { throw StoreError.notFound("crawl with id \(crawl)") }
+    return added.int(0, 0)
   }
 
   /// A PostgreSQL array literal of already formatted elements: `{a,b}`.
@@ -276,296 +442,6 @@ extension PostgresStore {
         column { String(milliseconds($0.fetchedAt)) }, column { LinkList.encode($0.links, pageURL: $0.url) },
         column { $0.encoding }, column { String($0.recordCount) },
       ])
-  }
-
-  /// Updates a stored record from `record` (locking its row): nil when its
-  /// fields are unchanged (only when it was seen is written), else the kind
-  /// of change and the fields before. Counts it into `result`.
-  private static func updateExistingRecord(
-    _ db: PostgresConnection, _ record: RecordInput, of page: PageCommit, into result: inout CommitResult
-  ) throws -> (kind: ChangeKind, before: String)? {
-    let row = try db.query(
-      "SELECT id, content_hash, fields, removed_at FROM records WHERE source = $1 AND key = $2 FOR UPDATE",
-      [.text(record.source), .text(record.key)])
-    guard row.count > 0 else { throw StoreError.notFound("record \(record.key) of \(record.source)") }
-    let stored = ExistingRecord(
-      id: row.int64(0, 0), contentHash: row.uint64(0, 1), fields: row.string(0, 2), removed: row.optionalInt64(0, 3) != nil)
-    var seenNow: [SeenRecord]? = nil
-    return try update(db, stored, from: record, of: page, seen: &seenNow, into: &result)
-  }
-
-  /// A stored record's row as a commit compares it.
-  struct ExistingRecord {
-    var id: Int64
-    var contentHash: UInt64
-    var fields: String
-    var removed: Bool
-  }
-
-  /// A record given again unchanged: only when and where it was seen is written.
-  struct SeenRecord {
-    var id: Int64
-    var url: String
-    var at: Int64
-    var page: UInt64
-    var crawl: Int64
-  }
-
-  /// Updates `stored` from `record`: nil when its fields are unchanged (the
-  /// sighting goes to `seen` when given, to be written with the batch's
-  /// others, else is written now), else the kind of change and the fields
-  /// before. Counts it into `result`.
-  private static func update(
-    _ db: PostgresConnection, _ stored: ExistingRecord, from record: RecordInput, of page: PageCommit,
-    seen: inout [SeenRecord]?, into result: inout CommitResult
-  ) throws -> (kind: ChangeKind, before: String)? {
-    let nowMS = milliseconds(page.now)
-    let crawl = page.item.crawl
-    let id = stored.id
-    let removed = stored.removed
-    if stored.contentHash == record.contentHash && !removed {
-      let sighting = SeenRecord(id: id, url: record.url, at: nowMS, page: page.item.fingerprint, crawl: crawl)
-      if seen != nil {
-        seen!.append(sighting)
-      } else {
-        try writeSeen(db, [sighting])
-      }
-      result.unchangedRecords += 1
-      return nil
-    }
-    try db.query(
-      """
-      UPDATE records SET url = $1, fields = $2, content_hash = $3, last_seen = $4, page = $5, seen_crawl = $6,
-        removed_at = NULL
-      WHERE id = $7
-      """,
-      [
-        .text(record.url), .text(record.fieldsJSON), .bits(record.contentHash), .int(nowMS),
-        .bits(page.item.fingerprint), .int(crawl), .int(id),
-      ])
-    if removed {
-      result.restoredRecords += 1
-      return (.restored, stored.fields)
-    }
-    result.changedRecords += 1
-    return (.changed, stored.fields)
-  }
-
-  /// Writes when and where the records of `seen` were seen, in one statement.
-  private static func writeSeen(_ db: PostgresConnection, _ seen: [SeenRecord]) throws {
-    guard !seen.isEmpty else { return }
-    func column(_ value: (SeenRecord) -> String) -> PostgresValue { .text(arrayLiteral(seen.map(value))) }
-    try db.query(
-      """
-      UPDATE records r SET url = u.url, last_seen = u.at, page = u.page, seen_crawl = u.crawl
-      FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[]) AS u (id, url, at, page, crawl)
-      WHERE r.id = u.id
-      """,
-      [
-        column { String($0.id) }, column { quoted($0.url) }, column { String($0.at) },
-        column { String(Int64(bitPattern: $0.page)) }, column { String($0.crawl) },
-      ])
-  }
-
-  /// The stored rows of the records of `keys`, locked, in one statement.
-  private static func storedRecords(_ db: PostgresConnection, _ keys: [RecordKey]) throws -> [RecordKey: ExistingRecord] {
-    guard !keys.isEmpty else { return [:] }
-    let rows = try db.query(
-      """
-      SELECT r.id, r.content_hash, r.fields, r.removed_at, r.source, r.key
-      FROM records r JOIN unnest($1::text[], $2::text[]) AS u (source, key) ON r.source = u.source AND r.key = u.key
-      ORDER BY r.id
-      FOR UPDATE OF r
-      """,
-      [
-        .text(arrayLiteral(keys.map { quoted(String($0.source.text)) })),
-        .text(arrayLiteral(keys.map { quoted(String($0.key.text)) })),
-      ])
-    var found: [RecordKey: ExistingRecord] = [:]
-    for row in 0..<rows.count {
-      found[RecordKey(source: rows.string(row, 4), key: rows.string(row, 5))] = ExistingRecord(
-        id: rows.int64(row, 0), contentHash: rows.uint64(row, 1), fields: rows.string(row, 2),
-        removed: rows.optionalInt64(row, 3) != nil)
-    }
-    return found
-  }
-
-  /// A commit's records on their way in: which the batch insert added, and
-  /// the changes to write, in page order.
-  struct RecordBatch {
-    var inserted: Set<RecordKey>
-    /// The rows of the batch's records that were there already, locked.
-    var stored: [RecordKey: ExistingRecord] = [:]
-    /// Records given again unchanged, written together at the end.
-    var seen: [SeenRecord]? = []
-    var changes: [(change: RecordChange, router: (any ChangeRouter)?)] = []
-  }
-
-  /// Inserts the records of `pages` that the store lacks, in one statement;
-  /// the rest are left for `stageRecord`.
-  private static func insertNewRecords(_ db: PostgresConnection, _ pages: [PageCommit]) throws -> RecordBatch {
-    var rows: [(record: RecordInput, page: PageCommit)] = []
-    for page in pages { for record in page.records { rows.append((record, page)) } }
-    guard !rows.isEmpty else { return RecordBatch(inserted: []) }
-    func column(_ value: ((record: RecordInput, page: PageCommit)) -> String) -> PostgresValue {
-      .text(arrayLiteral(rows.map(value)))
-    }
-    let inserted = try db.query(
-      """
-      INSERT INTO records (source, key, url, fields, content_hash, first_seen, last_seen, page, seen_crawl)
-      SELECT u.source, u.key, u.url, u.fields, u.hash, u.at, u.at, u.page, u.crawl
-      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[])
-        WITH ORDINALITY AS u (source, key, url, fields, hash, at, page, crawl, n)
-      ORDER BY u.n
-      ON CONFLICT (source, key) DO NOTHING
-      RETURNING source, key
-      """,
-      [
-        column { quoted($0.record.source) }, column { quoted($0.record.key) }, column { quoted($0.record.url) },
-        column { quoted($0.record.fieldsJSON) }, column { String(Int64(bitPattern: $0.record.contentHash)) },
-        column { String(milliseconds($0.page.now)) }, column { String(Int64(bitPattern: $0.page.item.fingerprint)) },
-        column { String($0.page.item.crawl) },
-      ])
-    var batch = RecordBatch(
-      inserted: Set((0..<inserted.count).map { RecordKey(source: inserted.string($0, 0), key: inserted.string($0, 1)) }))
-    batch.stored = try storedRecords(db, rows.map { RecordKey($0.record) }.filter { !batch.inserted.contains($0) })
-    return batch
-  }
-
-  /// One record of a batch after `insertNewRecords`: a new one is counted
-  /// and its change staged; another is compared and updated as
-  /// `upsertRecord` does, its change (if any) staged.
-  private static func stageRecord(
-    _ db: PostgresConnection, _ record: RecordInput, of page: PageCommit, batch: inout RecordBatch,
-    into result: inout CommitResult
-  ) throws {
-    let nowMS = milliseconds(page.now)
-    let kind: ChangeKind
-    var before: String? = nil
-    if batch.inserted.contains(RecordKey(record)) {
-      result.newRecords += 1
-      kind = .new
-    } else {
-      guard let stored = batch.stored[RecordKey(record)] else {
-        throw StoreError.notFound("record \(record.key) of \(record.source)")
-      }
-      guard let existing = try update(db, stored, from: record, of: page, seen: &batch.seen, into: &result) else {
-        return
-      }
-      (kind, before) = existing
-    }
-    // The id is the change row's, known once the batch's changes are written.
-    let change = RecordChange(
-      id: 0, source: record.source, key: record.key, kind: kind, url: record.url, beforeJSON: before,
-      afterJSON: record.fieldsJSON, at: date(nowMS), run: page.run)
-    batch.changes.append((change, page.router))
-  }
-
-  /// Writes the staged changes in one statement, in order, and their outbox
-  /// rows; adds the changes (with their ids) to `result`.
-  private static func writeChanges(
-    _ db: PostgresConnection, _ batch: RecordBatch, firstCrawl: inout [String: Bool], into result: inout CommitResult
-  ) throws {
-    guard !batch.changes.isEmpty else { return }
-    let changes = batch.changes.map(\.change)
-    func column(_ value: (RecordChange) -> String) -> PostgresValue { .text(arrayLiteral(changes.map(value))) }
-    let ids = try db.query(
-      """
-      INSERT INTO changes (source, key, kind, url, before, after, at, run)
-      SELECT u.source, u.key, u.kind, u.url, u.before, u.after, u.at, u.run
-      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[])
-        WITH ORDINALITY AS u (source, key, kind, url, before, after, at, run, n)
-      ORDER BY u.n
-      RETURNING id, source, key
-      """,
-      [
-        column { quoted($0.source) }, column { quoted($0.key) }, column { $0.kind.rawValue }, column { quoted($0.url) },
-        column { $0.beforeJSON.map(quoted) ?? "NULL" }, column { $0.afterJSON.map(quoted) ?? "NULL" },
-        column { String(milliseconds($0.at)) }, column { $0.run.map { String($0) } ?? "NULL" },
-      ])
-    var idOf: [RecordKey: Int64] = [:]
-    for row in 0..<ids.count { idOf[RecordKey(source: ids.string(row, 1), key: ids.string(row, 2))] = ids.int64(row, 0) }
-    for (staged, router) in batch.changes {
-      var change = staged
-      guard let id = idOf[RecordKey(source: change.source, key: change.key)] else {
-        throw StoreError.notFound("the change of record \(change.key) of \(change.source)")
-      }
-      change.id = id
-      result.changes.append(change)
-      try notify(db, change, router: router, firstCrawl: &firstCrawl, into: &result)
-    }
-  }
-
-  /// Queues the outbox rows `router` asks for `change` (none without a
-  /// router); whether its source has completed a crawl is asked once per
-  /// commit (`firstCrawl`).
-  private static func notify(
-    _ db: PostgresConnection, _ change: RecordChange, router: (any ChangeRouter)?, firstCrawl: inout [String: Bool],
-    into result: inout CommitResult
-  ) throws {
-    guard let router else { return }
-    let first: Bool
-    if let known = firstCrawl[change.source] {
-      first = known
-    } else {
-      first = try !sourceHasCompletedCrawl(db, change.source)
-      firstCrawl[change.source] = first
-    }
-    result.notifications += try enqueue(
-      db, change, channels: router.channels(for: change, firstCrawl: first), now: milliseconds(change.at))
-  }
-
-  /// Inserts or updates one record, writing a change when it is new,
-  /// changed or back after a removal. Two workers storing the same record
-  /// at once are ordered by its row lock: the second sees the first's fields.
-  private static func upsertRecord(
-    _ db: PostgresConnection, _ record: RecordInput, of page: PageCommit, firstCrawl: inout [String: Bool],
-    into result: inout CommitResult
-  ) throws {
-    let nowMS = milliseconds(page.now)
-    let crawl = page.item.crawl
-    let inserted = try db.query(
-      """
-      INSERT INTO records (source, key, url, fields, content_hash, first_seen, last_seen, page, seen_crawl)
-      VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8)
-      ON CONFLICT (source, key) DO NOTHING RETURNING id
-      """,
-      [
-        .text(record.source), .text(record.key), .text(record.url), .text(record.fieldsJSON),
-        .bits(record.contentHash), .int(nowMS), .bits(page.item.fingerprint), .int(crawl),
-      ])
-    let before: String?
-    let kind: ChangeKind
-    if inserted.count > 0 {
-      result.newRecords += 1
-      kind = .new
-      before = nil
-    } else {
-      guard let existing = try updateExistingRecord(db, record, of: page, into: &result) else { return }
-      (kind, before) = existing
-    }
-    let change = try writeChange(
-      db, source: record.source, key: record.key, kind: kind, url: record.url, before: before,
-      after: record.fieldsJSON, at: nowMS, run: page.run)
-    result.changes.append(change)
-    try notify(db, change, router: page.router, firstCrawl: &firstCrawl, into: &result)
-  }
-
-  /// Inserts a change row and returns it.
-  static func writeChange(
-    _ db: PostgresConnection, source: String, key: String, kind: ChangeKind, url: String, before: String?,
-    after: String?, at: Int64, run: Int64?
-  ) throws -> RecordChange {
-    let id = try db.query(
-      """
-      INSERT INTO changes (source, key, kind, url, before, after, at, run) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-      RETURNING id
-      """,
-      [.text(source), .text(key), .text(kind.rawValue), .text(url), .string(before), .string(after), .int(at), .int(run)]
-    ).int64(0, 0)
-    return RecordChange(
-      id: id, source: source, key: key, kind: kind, url: url, beforeJSON: before, afterJSON: after,
-      at: date(at), run: run)
   }
 
   // MARK: Reading pages, records and changes

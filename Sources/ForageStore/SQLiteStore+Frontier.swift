@@ -147,6 +147,10 @@ extension SQLiteStore {
   {
     let db = self.db
     let completion = try db.transaction { () throws -> CrawlCompletion? in
+      let select = try db.statement("SELECT source, completed_at, frontier_size FROM crawls WHERE id = ?")
+      try select.bind(crawl, at: 1)
+      guard let (source, completedAt, size) = try select.firstRow({ ($0.string(0), $0.optionalInt64(1), $0.int(2)) })
+      else { throw StoreError.notFound("crawl with id \(crawl)") }
       let pending = try db.statement(
         """
         SELECT EXISTS (SELECT 1 FROM frontier WHERE crawl = ?1 AND state = 'queued')
@@ -154,25 +158,22 @@ extension SQLiteStore {
         """)
       try pending.bind(crawl, at: 1)
       let hasPending = try pending.firstRow { $0.int(0) != 0 } ?? false
-      if hasPending {
-        _ = try frontierSize(crawl: crawl)  // throws for an unknown crawl
-        return nil
+      switch RecordRules.completion(
+        hasPendingEntries: hasPending, completedBefore: completedAt != nil, frontierSize: size, maxPages: maxPages)
+      {
+      case .notYet: return nil
+      case .alreadyCompleted: return CrawlCompletion()
+      case .completes(let capped):
+        // Whether this is the source's first completed crawl, asked before
+        // this one counts.
+        let firstCrawl = try !sourceHasCompletedCrawl(source)
+        let update = try db.statement("UPDATE crawls SET completed_at = ? WHERE id = ?")
+        try update.bind(Self.milliseconds(now), at: 1)
+        try update.bind(crawl, at: 2)
+        try update.execute()
+        return try removeUnseenRecords(
+          source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl, now: now)
       }
-      let select = try db.statement("SELECT source, completed_at, frontier_size FROM crawls WHERE id = ?")
-      try select.bind(crawl, at: 1)
-      guard let (source, completedAt, size) = try select.firstRow({ ($0.string(0), $0.optionalInt64(1), $0.int(2)) })
-      else { throw StoreError.notFound("crawl with id \(crawl)") }
-      if completedAt != nil { return CrawlCompletion() }
-      // Whether this is the source's first completed crawl, asked before
-      // this one counts.
-      let firstCrawl = try !sourceHasCompletedCrawl(source)
-      let update = try db.statement("UPDATE crawls SET completed_at = ? WHERE id = ?")
-      try update.bind(Self.milliseconds(now), at: 1)
-      try update.bind(crawl, at: 2)
-      try update.execute()
-      let capped = maxPages.map { size >= $0 } ?? false
-      return try removeUnseenRecords(
-        source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl, now: now)
     }
     if completion != nil { known.forget(crawl: crawl) }
     return completion

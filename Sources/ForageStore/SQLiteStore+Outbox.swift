@@ -1,19 +1,6 @@
 import Foundation
 import ForageSupport
 
-/// What one commit looked up once for all its pages: whether each source
-/// has a completed crawl.
-struct ChangeBatch {
-  private var firstCrawl: [String: Bool] = [:]
-
-  mutating func firstCrawl(of source: String, lookup: (String) throws -> Bool) rethrows -> Bool {
-    if let known = firstCrawl[source] { return known }
-    let first = try lookup(source)
-    firstCrawl[source] = first
-    return first
-  }
-}
-
 extension SQLiteStore {
   // MARK: Changes
 

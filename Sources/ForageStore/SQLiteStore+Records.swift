@@ -31,17 +31,13 @@ extension SQLiteStore {
       // of one site share most links: nav, footer).
       var sizes: [Int64: (size: Int, original: Int)] = [:]
       var seen: [Int64: [UInt64: Int]] = [:]
-      var batch = ChangeBatch()
       // Statements for a whole batch where one per page would do the same:
       // the entries fetched, and the records the pages give that exist.
       try markDone(pages.lazy.filter { $0.outcome == .done }.map(\.item))
-      var existing = try existingRecords(of: pages)
+      try writeRecords(of: pages, into: &result)
       for page in pages {
         if page.outcome != .done { try updateFrontierState(page.item, page.outcome) }
         if let record = page.page { try upsertPage(record) }
-        for record in page.records {
-          try upsertRecord(record, of: page, existing: &existing, batch: &batch, into: &result)
-        }
         if page.keepsRecords { try keepRecords(of: page) }
         if !page.discovered.isEmpty {
           let crawl = page.item.crawl
@@ -178,39 +174,111 @@ extension SQLiteStore {
     }
   }
 
-  /// A stored record as a commit needs it.
-  struct ExistingRecord {
-    var id: Int64
-    var contentHash: UInt64
-    var fields: String
-    var removedAt: Int64?
+  /// Reads the stored rows of the records `pages` give, plans them
+  /// (`RecordRules`), and writes the plan: rows, changes, outbox rows.
+  private func writeRecords(of pages: [PageCommit], into result: inout CommitResult) throws {
+    let keys = RecordRules.keys(of: pages)
+    guard !keys.isEmpty else { return }
+    var stored = try storedRecords(keys)
+    var plan = RecordRules.plan(pages, stored: stored)
+    let missed = try insertRecords(plan.inserts)
+    if !missed.isEmpty {
+      // The lookup missed rows the unique key found: plan again with them
+      // (the other inserts, written already, are planned the same).
+      stored.merge(try storedRecords(missed)) { $1 }
+      plan = RecordRules.plan(pages, stored: stored)
+    }
+    try updateRecords(plan.updates)
+    try plan.route { try !sourceHasCompletedCrawl($0) }
+    for planned in plan.changes {
+      let change = try writeChange(planned.change)
+      result.changes.append(change)
+      result.notifications += try enqueue(change, channels: planned.channels, now: Self.milliseconds(change.at))
+    }
+    result.newRecords += plan.newRecords
+    result.changedRecords += plan.changedRecords
+    result.unchangedRecords += plan.unchangedRecords
+    result.restoredRecords += plan.restoredRecords
   }
 
-  /// The stored records among those `pages` give, read with one statement
-  /// per source. A record this misses is still found by `upsertRecord`
-  /// (its insert meets the unique key), so the lookup only saves work.
-  private func existingRecords(of pages: [PageCommit]) throws -> [RecordKey: ExistingRecord] {
-    var keys: [String: [String]] = [:]
-    for page in pages {
-      for record in page.records { keys[record.source, default: []].append(record.key) }
-    }
-    guard !keys.isEmpty else { return [:] }
+  /// The stored rows of the records of `keys`, read with one statement per
+  /// source.
+  private func storedRecords(_ keys: [RecordKey]) throws -> [RecordKey: StoredRecordRow] {
+    var bySource: [UTF8Key: [String]] = [:]
+    for key in keys { bySource[key.source, default: []].append(String(key.key.text)) }
     let select = try db.statement(
       """
       SELECT key, id, content_hash, fields, removed_at FROM records
       WHERE source = ?1 AND key IN (SELECT value FROM json_each(?2))
       """)
-    var found: [RecordKey: ExistingRecord] = [:]
-    for (source, list) in keys {
-      try select.bind(source, at: 1)
+    var found: [RecordKey: StoredRecordRow] = [:]
+    for (source, list) in bySource {
+      let name = String(source.text)
+      try select.bind(name, at: 1)
       try select.bind(jsonArray: list, at: 2)
       for (key, row) in try select.rows({
-        ($0.string(0), ExistingRecord(id: $0.int64(1), contentHash: $0.uint64(2), fields: $0.string(3), removedAt: $0.optionalInt64(4)))
+        ($0.string(0), StoredRecordRow(
+          id: $0.int64(1), contentHash: $0.uint64(2), fields: $0.string(3), removed: $0.optionalInt64(4) != nil))
       }) {
-        found[RecordKey(source: source, key: key)] = row
+        found[RecordKey(source: name, key: key)] = row
       }
     }
     return found
+  }
+
+  /// Inserts the rows of `inserts`; returns the keys of those the store
+  /// had after all (the unique key ignored them).
+  private func insertRecords(_ inserts: [RecordPlan.Insert]) throws -> [RecordKey] {
+    guard !inserts.isEmpty else { return [] }
+    let insert = try db.statement(
+      """
+      INSERT INTO records (source, key, url, fields, content_hash, first_seen, last_seen, page, seen_crawl)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (source, key) DO NOTHING
+      """)
+    var missed: [RecordKey] = []
+    for row in inserts {
+      try insert.bind(row.record.source, at: 1)
+      try insert.bind(row.record.key, at: 2)
+      try insert.bind(row.record.url, at: 3)
+      try insert.bind(row.record.fieldsJSON, at: 4)
+      try insert.bind(row.record.contentHash, at: 5)
+      try insert.bind(Self.milliseconds(row.firstSeen), at: 6)
+      try insert.bind(Self.milliseconds(row.lastSeen), at: 7)
+      try insert.bind(row.page, at: 8)
+      try insert.bind(row.crawl, at: 9)
+      try insert.execute()
+      if db.changes == 0 { missed.append(RecordKey(row.record)) }
+    }
+    return missed
+  }
+
+  /// Writes the stored rows' updates: a sighting, and new fields where given.
+  private func updateRecords(_ updates: [RecordPlan.Update]) throws {
+    guard !updates.isEmpty else { return }
+    let touch = try db.statement(
+      "UPDATE records SET url = ?, last_seen = ?, page = ?, seen_crawl = ? WHERE id = ?")
+    let update = try db.statement(
+      """
+      UPDATE records SET url = ?, last_seen = ?, page = ?, seen_crawl = ?, fields = ?, content_hash = ?,
+        removed_at = NULL
+      WHERE id = ?
+      """)
+    for row in updates {
+      let statement = row.fieldsJSON == nil ? touch : update
+      try statement.bind(row.url, at: 1)
+      try statement.bind(Self.milliseconds(row.lastSeen), at: 2)
+      try statement.bind(row.page, at: 3)
+      try statement.bind(row.crawl, at: 4)
+      if let fields = row.fieldsJSON {
+        try statement.bind(fields, at: 5)
+        try statement.bind(row.contentHash, at: 6)
+        try statement.bind(row.id, at: 7)
+      } else {
+        try statement.bind(row.id, at: 5)
+      }
+      try statement.execute()
+    }
   }
 
   private func updateFrontierState(_ item: FrontierItem, _ outcome: FrontierOutcome) throws {
@@ -266,101 +334,6 @@ extension SQLiteStore {
     try upsert.execute()
   }
 
-  /// Inserts or updates one record, writing a change when it is new,
-  /// changed or back after a removal, and marking it seen by the page's crawl.
-  private func upsertRecord(
-    _ record: RecordInput, of page: PageCommit, existing: inout [RecordKey: ExistingRecord],
-    batch: inout ChangeBatch, into result: inout CommitResult
-  ) throws {
-    let nowMS = Self.milliseconds(page.now)
-    let crawl = page.item.crawl
-    let lookupKey = RecordKey(record)
-    var stored = existing[lookupKey]
-    let before: String?
-    let kind: ChangeKind
-    if stored == nil {
-      // Not among the batch's stored records: new, unless the batch's
-      // lookup missed it, which the unique key tells.
-      let insert = try db.statement(
-        """
-        INSERT INTO records (source, key, url, fields, content_hash, first_seen, last_seen, page, seen_crawl)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (source, key) DO NOTHING
-        """)
-      try insert.bind(record.source, at: 1)
-      try insert.bind(record.key, at: 2)
-      try insert.bind(record.url, at: 3)
-      try insert.bind(record.fieldsJSON, at: 4)
-      try insert.bind(record.contentHash, at: 5)
-      try insert.bind(nowMS, at: 6)
-      try insert.bind(nowMS, at: 7)
-      try insert.bind(page.item.fingerprint, at: 8)
-      try insert.bind(crawl, at: 9)
-      try insert.execute()
-      if db.changes == 0 {
-        let select = try db.statement(
-          "SELECT id, content_hash, fields, removed_at FROM records WHERE source = ? AND key = ?")
-        try select.bind(record.source, at: 1)
-        try select.bind(record.key, at: 2)
-        stored = try select.firstRow {
-          ExistingRecord(id: $0.int64(0), contentHash: $0.uint64(1), fields: $0.string(2), removedAt: $0.optionalInt64(3))
-        }
-      }
-    }
-    if let stored {
-      let id = stored.id
-      if stored.contentHash == record.contentHash && stored.removedAt == nil {
-        let touch = try db.statement(
-          "UPDATE records SET url = ?, last_seen = ?, page = ?, seen_crawl = ? WHERE id = ?")
-        try touch.bind(record.url, at: 1)
-        try touch.bind(nowMS, at: 2)
-        try touch.bind(page.item.fingerprint, at: 3)
-        try touch.bind(crawl, at: 4)
-        try touch.bind(id, at: 5)
-        try touch.execute()
-        result.unchangedRecords += 1
-        return
-      }
-      let update = try db.statement(
-        """
-        UPDATE records SET url = ?, fields = ?, content_hash = ?, last_seen = ?, page = ?, seen_crawl = ?,
-          removed_at = NULL
-        WHERE id = ?
-        """)
-      try update.bind(record.url, at: 1)
-      try update.bind(record.fieldsJSON, at: 2)
-      try update.bind(record.contentHash, at: 3)
-      try update.bind(nowMS, at: 4)
-      try update.bind(page.item.fingerprint, at: 5)
-      try update.bind(crawl, at: 6)
-      try update.bind(id, at: 7)
-      try update.execute()
-      if stored.removedAt == nil {
-        kind = .changed
-        result.changedRecords += 1
-      } else {
-        kind = .restored
-        result.restoredRecords += 1
-      }
-      before = stored.fields
-      existing[lookupKey] = ExistingRecord(id: id, contentHash: record.contentHash, fields: record.fieldsJSON, removedAt: nil)
-    } else {
-      result.newRecords += 1
-      kind = .new
-      before = nil
-      existing[lookupKey] = ExistingRecord(
-        id: db.lastInsertRowID, contentHash: record.contentHash, fields: record.fieldsJSON, removedAt: nil)
-    }
-    let change = try writeChange(
-      source: record.source, key: record.key, kind: kind, url: record.url, before: before,
-      after: record.fieldsJSON, at: nowMS, run: page.run)
-    result.changes.append(change)
-    if let router = page.router {
-      let firstCrawl = try batch.firstCrawl(of: record.source) { try !sourceHasCompletedCrawl($0) }
-      result.notifications += try enqueue(change, channels: router.channels(for: change, firstCrawl: firstCrawl), now: nowMS)
-    }
-  }
-
   /// Notes that a page was not read again by its crawl, so the records it
   /// gave before still stand: its row says which crawl kept it (completing
   /// the crawl then leaves its records alone). One update by the pages'
@@ -381,64 +354,62 @@ extension SQLiteStore {
   }
 
   /// Records a completed crawl of `source` did not see again: each gets its
-  /// `removed_at` and a `removed` change. Records never seen by a crawl
-  /// since the store learnt to track it (`seen_crawl` NULL) are left alone;
-  /// so, when the crawl was `capped`, are those of pages it did not fetch.
+  /// `removed_at` and a `removed` change (`RecordRules.removes` decides
+  /// which, over the current records this crawl did not see).
   func removeUnseenRecords(
     source: String, crawl: Int64, capped: Bool, router: (any ChangeRouter)?, firstCrawl: Bool, now: Date
   ) throws -> CrawlCompletion {
     let nowMS = Self.milliseconds(now)
-    let fetchedOnly = capped
-      ? " AND r.page IN (SELECT fingerprint FROM frontier WHERE crawl = ?2 AND state = 'done')" : ""
-    // Not seen: not given again by its page, and its page not kept (read
-    // again or not, this crawl did not vouch for it).
     let select = try db.statement(
       """
-      SELECT r.id, r.key, r.url, r.fields FROM records r
-      WHERE r.source = ?1 AND r.removed_at IS NULL AND r.seen_crawl IS NOT NULL AND r.seen_crawl < ?2
-        AND NOT EXISTS (SELECT 1 FROM pages p WHERE p.fingerprint = r.page AND p.kept_crawl = ?2)\(fetchedOnly)
+      SELECT r.id, r.key, r.url, r.fields, r.seen_crawl,
+        EXISTS (SELECT 1 FROM pages p WHERE p.fingerprint = r.page AND p.kept_crawl = ?2),
+        EXISTS (SELECT 1 FROM frontier f WHERE f.crawl = ?2 AND f.fingerprint = r.page AND f.state = 'done')
+      FROM records r
+      WHERE r.source = ?1 AND r.removed_at IS NULL AND r.seen_crawl < ?2
       ORDER BY r.id
       """)
     try select.bind(source, at: 1)
     try select.bind(crawl, at: 2)
-    let gone = try select.rows { ($0.int64(0), $0.string(1), $0.string(2), $0.string(3)) }
+    let candidates = try select.rows {
+      RecordRules.RemovalCandidate(
+        id: $0.int64(0), key: $0.string(1), url: $0.string(2), fields: $0.string(3), removed: false,
+        seenCrawl: $0.optionalInt64(4), pageKept: $0.int(5) != 0, pageFetched: $0.int(6) != 0)
+    }
     var completion = CrawlCompletion()
     let mark = try db.statement("UPDATE records SET removed_at = ? WHERE id = ?")
-    for (id, key, url, fields) in gone {
+    for (id, planned) in RecordRules.removals(
+      candidates, source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl,
+      now: Self.date(nowMS))
+    {
       try mark.bind(nowMS, at: 1)
       try mark.bind(id, at: 2)
       try mark.execute()
-      mark.reset()
-      let change = try writeChange(
-        source: source, key: key, kind: .removed, url: url, before: fields, after: nil, at: nowMS, run: nil)
+      let change = try writeChange(planned.change)
       completion.removed.append(change)
-      if let router {
-        completion.notifications += try enqueue(
-          change, channels: router.channels(for: change, firstCrawl: firstCrawl), now: nowMS)
-      }
+      completion.notifications += try enqueue(change, channels: planned.channels, now: nowMS)
     }
     return completion
   }
 
-  /// Inserts a change row and returns it.
-  private func writeChange(
-    source: String, key: String, kind: ChangeKind, url: String, before: String?, after: String?, at: Int64,
-    run: Int64?
-  ) throws -> RecordChange {
+  /// Inserts a change row and returns it with its id (and its date as stored, to the millisecond).
+  private func writeChange(_ change: RecordChange) throws -> RecordChange {
+    let at = Self.milliseconds(change.at)
     let insert = try db.statement(
       "INSERT INTO changes (source, key, kind, url, before, after, at, run) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-    try insert.bind(source, at: 1)
-    try insert.bind(key, at: 2)
-    try insert.bind(kind.rawValue, at: 3)
-    try insert.bind(url, at: 4)
-    try insert.bind(before, at: 5)
-    try insert.bind(after, at: 6)
+    try insert.bind(change.source, at: 1)
+    try insert.bind(change.key, at: 2)
+    try insert.bind(change.kind.rawValue, at: 3)
+    try insert.bind(change.url, at: 4)
+    try insert.bind(change.beforeJSON, at: 5)
+    try insert.bind(change.afterJSON, at: 6)
     try insert.bind(at, at: 7)
-    try insert.bind(run, at: 8)
+    try insert.bind(change.run, at: 8)
     try insert.execute()
-    return RecordChange(
-      id: db.lastInsertRowID, source: source, key: key, kind: kind, url: url, beforeJSON: before,
-      afterJSON: after, at: Self.date(at), run: run)
+    var written = change
+    written.id = db.lastInsertRowID
+    written.at = Self.date(at)
+    return written
   }
 
   // MARK: Reading pages, records and changes
@@ -536,19 +507,4 @@ extension SQLiteStore {
     try select.bind(limit, at: index + 1)
     return select
   }
-}
-
-/// A record's identity within a commit, compared as bytes, as the databases
-/// compare it (see `UTF8Key`: two spellings of "é" are two keys). Both
-/// stores key their batch lookups by it.
-package struct RecordKey: Hashable {
-  package let source: UTF8Key
-  package let key: UTF8Key
-
-  package init(source: String, key: String) {
-    self.source = UTF8Key(source)
-    self.key = UTF8Key(key)
-  }
-
-  package init(_ record: RecordInput) { self.init(source: record.source, key: record.key) }
 }
