@@ -31,9 +31,10 @@ public struct HistoryRetention: Sendable, Hashable {
   }
 }
 
-/// Decides which notification channels a change goes to. The store asks it
-/// inside the transaction that writes the change, so a notable change and
-/// its outbox rows are committed together or not at all.
+/// Decides which notification channels a change goes to. The record rules
+/// ask it over a commit's planned changes (`RecordPlan.route`), before the
+/// store writes them, so a notable change and its outbox rows are committed
+/// together or not at all.
 public protocol ChangeRouter: Sendable {
   /// The names of the channels `change` is delivered to; empty when it is
   /// not notable.

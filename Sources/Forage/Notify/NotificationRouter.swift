@@ -1,7 +1,7 @@
 import ForageStore
 
-/// The config's notification rules as the store applies them inside a
-/// commit: a change is notable by its source's `notifyWhen` (or the default
+/// The config's notification rules, applied to a commit's planned changes
+/// (`RecordPlan.route`) before they are written: a change is notable by its source's `notifyWhen` (or the default
 /// rule) and goes to the channels its `notifyVia` names (or every channel).
 ///
 ///     let router = NotificationRouter(config: config)   // nil without channels
