@@ -46,6 +46,52 @@ struct PostgresFleetStoreTests {
     }
   }
 
+  /// Two workers committing at once pages that give the same new records
+  /// and links past the crawl's cap: each record is new once (the other
+  /// worker's insert meets the first's row and is planned again), the
+  /// changes agree with the records, and the frontier stops exactly at the
+  /// cap, with its counter equal to its rows (issue 27: the crawl's row is
+  /// locked only by the statement that inserts the links).
+  @Test func test_issue27_twoWorkersCommittingTheSameNewRecordsAndLinks_stayExact() async throws {
+    try await withTwoWorkers { a, b in
+      let crawl = try await a.openCrawl(source: "s", seeds: (1...40).map { seed($0) }, now: t0)
+      let now = Date()
+      let itemsA = try await a.claim(crawl: crawl.id, limit: 20, owner: "a", leaseUntil: now + 600, now: now)
+      let itemsB = try await b.claim(crawl: crawl.id, limit: 20, owner: "b", leaseUntil: now + 600, now: now)
+      #expect(itemsA.count == 20 && itemsB.count == 20)
+      func commits(_ store: PostgresStore, _ items: [FrontierItem], _ worker: String) async throws -> CommitResult {
+        var total = CommitResult()
+        for (i, item) in items.enumerated() {
+          let records = (0..<5).map { k in
+            record("k\((i + k) % 8)", fields: #"{"v":"\#(worker)\#(i % 2)"}"#, hash: UInt64(worker == "a" ? i % 2 : 10 + i % 2))
+          }
+          let links = (0..<10).map { seed(1000 + i * 3 + $0) }
+          total.add(
+            try await store.commit([
+              PageCommit(
+                item: item, outcome: .done, records: records, discovered: links, maxPages: 100, now: t0)
+            ]))
+        }
+        return total
+      }
+      async let fromA = commits(a, itemsA, "a")
+      async let fromB = commits(b, itemsB, "b")
+      let (ra, rb) = try await (fromA, fromB)
+      #expect(ra.newRecords + rb.newRecords == 8)
+      let seen = [ra, rb].map { $0.newRecords + $0.changedRecords + $0.unchangedRecords + $0.restoredRecords }
+      #expect(seen == [100, 100])
+      let records = try await a.records(source: nil, afterID: 0, limit: 100)
+      #expect(Set(records.map(\.key)) == Set((0..<8).map { "k\($0)" }) && records.count == 8)
+      let changes = try await a.changes(source: nil, afterID: 0, limit: 1000)
+      #expect(changes.count == ra.changes.count + rb.changes.count)
+      #expect(changes.filter { $0.kind == .new }.count == 8)
+      #expect(ra.linksAdded + rb.linksAdded == 60)
+      let counts = try await a.frontierCounts(crawl: crawl.id)
+      #expect(counts.queued + counts.claimed + counts.done + counts.failed == 100)
+      #expect(try await a.frontierSize(crawl: crawl.id) == 100)
+    }
+  }
+
   @Test func test_renewedLeases_areNotTaken_andAStartingWorkerReleasesOnlyExpiredOnes() async throws {
     try await withTwoWorkers { a, b in
       let crawl = try await a.openCrawl(source: "s", seeds: [seed(1), seed(2)], now: t0)
