@@ -3,7 +3,7 @@ import Testing
 @testable import ForageStore
 
 /// Closing a store leaves one complete file (issue 8: the daemon left its
-/// data in the WAL), and the store lists the sources it holds.
+/// data in the WAL), and a closed store refuses every call.
 @Suite struct SQLiteStoreCloseTests {
   @Test func test_issue8_close_checkpointsTheWAL_intoTheFileAlone() async throws {
     let temp = TempStorePath()
@@ -34,15 +34,6 @@ import Testing
       _ = try await store.runs(limit: 1)
     } throws: { error in
       (error as? StoreError)?.kind == .closed
-    }
-  }
-
-  @Test(arguments: StoreKind.all) func test_sourceNames_listsCrawledAndRecordedSources(_ kind: StoreKind) async throws {
-    try await withStore(kind) { store in
-      #expect(try await store.sourceNames() == [])
-      _ = try await store.openCrawl(source: "zeta", seeds: [seed(1)], now: t0)
-      _ = try await store.openCrawl(source: "alpha", seeds: [seed(2)], now: t0)
-      #expect(try await store.sourceNames() == ["alpha", "zeta"])
     }
   }
 }

@@ -38,35 +38,6 @@ import Testing
     #expect(Set(claimed).count == 20)
   }
 
-  @Test(arguments: StoreKind.all) func test_failingBatch_leavesNothingOfTheBatch(_ kind: StoreKind) async throws {
-    try await withStore(kind) { store in
-      let crawl = try await store.openCrawl(source: "s", seeds: [seed(1), seed(2)], now: t0)
-      let items = try await store.claim(
-        crawl: crawl.id, limit: 2, owner: "a", leaseUntil: t0 + 60, now: t0)
-      let good = PageCommit(
-        item: items[0], outcome: .done,
-        page: PageRecord(url: items[0].url, fingerprint: items[0].fingerprint, status: 200,
-                         fetchedAt: t0),
-        records: [record("a", fields: "{}", hash: 1)], discovered: [seed(3)], now: t0)
-      // The second page names a frontier entry that does not exist.
-      var missing = items[1]
-      missing.id = 9_999
-      let bad = PageCommit(item: missing, outcome: .done, records: [record("b", fields: "{}", hash: 2)],
-                           now: t0)
-      await #expect(throws: StoreError.self) { _ = try await store.commit([good, bad]) }
-      #expect(try await store.records(source: nil, afterID: 0, limit: 10).isEmpty)
-      #expect(try await store.changes(source: nil, afterID: 0, limit: 10).isEmpty)
-      #expect(try await store.page(fingerprint: items[0].fingerprint) == nil)
-      #expect(try await store.frontierCounts(crawl: crawl.id) == FrontierCounts(claimed: 2))
-      #expect(try await frontierSize(store, crawl: crawl.id) == 2)
-      // The store still works after the rollback, and the link the failed
-      // batch had inserted is not taken as known: it is added now.
-      let result = try await store.commit([good])
-      #expect(result.newRecords == 1 && result.linksAdded == 1)
-      #expect(try await store.frontierCounts(crawl: crawl.id).total == 3)
-    }
-  }
-
   @Test func test_failingBatch_onConstraintViolation_rollsBack() async throws {
     try await withStore { store, path in
       // A trigger makes the record keyed "boom" violate a constraint.
