@@ -43,6 +43,49 @@ def psql(url, sql):
     return subprocess.run(["psql", url, "-At", "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
 
 
+def psql_rows(url, sql):
+    """Rows of `sql` as lists of text (fields split on the unit separator, never in SQL text)."""
+    out = subprocess.run(["psql", url, "-At", "-F", "\x1f", "-c", sql], check=True, capture_output=True, text=True).stdout
+    return [line.split("\x1f") for line in out.splitlines() if line]
+
+
+class Statements:
+    """pg_stat_statements (when the server preloads it), read per crawl: the extension lives in
+    the database `postgres` (a store refuses a database that holds other tables) and sees
+    every database's statements."""
+
+    def __init__(self, url):
+        self.admin = database_url(url, "postgres")
+        psql(self.admin, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        self.tops = []  # (label, pages, rows)
+
+    def reset(self):
+        psql(self.admin, "SELECT pg_stat_statements_reset()")
+
+    def read(self, label, database, pages, limit=10):
+        rows = psql_rows(self.admin, f"""
+            SELECT calls, round((total_exec_time + total_plan_time)::numeric, 1), rows,
+                   left(regexp_replace(query, '\\s+', ' ', 'g'), 150)
+            FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '{database}')
+            ORDER BY total_exec_time + total_plan_time DESC LIMIT {limit}""")
+        total = psql(self.admin, f"""
+            SELECT coalesce(round(sum(total_exec_time + total_plan_time)::numeric, 1), 0), coalesce(sum(calls), 0)
+            FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '{database}')""")
+        self.tops.append((label, pages, total, rows))
+
+    def report(self):
+        for label, pages, total, rows in self.tops:
+            ms, calls = total.split("|")
+            print()
+            print(f"statements, {label}: {float(ms) / pages:.3f} ms of statement time a page in all, "
+                  f"{int(calls) / pages:.1f} statements a page (pg_stat_statements: execution + planning, wall time)")
+            print("| ms/page | calls/page | rows/call | statement |")
+            print("|---|---|---|---|")
+            for calls, ms, nrows, query in rows:
+                calls, ms, nrows = int(calls), float(ms), int(nrows)
+                print(f"| {ms / pages:.3f} | {calls / pages:.2f} | {nrows / max(calls, 1):.1f} | `{query.replace('|', '/')}` |")
+
+
 def database_url(base, name, port=None):
     head, _, _ = base.rpartition("/")
     if port is not None:
@@ -253,12 +296,16 @@ def main():
     ap.add_argument("--change-every", type=int, default=100,
                     help="the recrawl finds every Nth product's price changed (default 100: 1%%)")
     ap.add_argument("--delay-ms", type=float, default=1.0, help="the proxy's delay each way (default 1)")
+    ap.add_argument("--statements", action="store_true",
+                    help="also print the statements that cost the server most per page (pg_stat_statements; "
+                         "the server must preload it: run-fleet-bench.sh does when given this option)")
     args = ap.parse_args()
     url = os.environ.get("FORAGE_TEST_POSTGRES_URL")
     data = os.environ.get("FORAGE_TEST_POSTGRES_DATA")
     if not url or not data:
         sys.exit("FORAGE_TEST_POSTGRES_URL is not set: run Benchmarks/run-fleet-bench.sh")
     server = ServerCPU(data)
+    statements = Statements(url) if args.statements else None
     fsync = psql(url, "SHOW fsync")
     host, port = re.search(r"@([^:/]+):(\d+)/", url).groups()
 
@@ -279,15 +326,19 @@ def main():
 
         reference = {}
 
-        def both_crawls(label, workers, store, cases, srv):
+        def both_crawls(label, workers, store, cases, srv, database=None):
             for case in cases:
                 if case == RECRAWL:
                     changes.apply()
+                if statements and database:
+                    statements.reset()
                 try:
                     result = crawl(args.forage, cfg, store, workers, srv)
                 finally:
                     if case == RECRAWL:
                         changes.restore()
+                if statements and database:
+                    statements.read(f"{workers} worker(s), {case}", database, result[0])
                 key = RECRAWL if case == RECRAWL else FIRST
                 records = export(args.forage, store, os.path.join(work, f"{label}-{workers}-{len(rows)}.jsonl"))
                 if label == "sqlite":
@@ -306,10 +357,12 @@ def main():
             psql(url, f"CREATE DATABASE {name}")
             try:
                 store = database_url(url, name, proxy.port if cases == [AWAY] else None)
-                both_crawls("postgres", workers, store, cases, server)
+                both_crawls("postgres", workers, store, cases, server, name)
             finally:
                 psql(url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         report(args, rows, fsync, proxy)
+        if statements:
+            statements.report()
     finally:
         if proxy:
             proxy.close()
