@@ -219,7 +219,16 @@ class DelayProxy:
 
 # --- the shop, a few products changed for the recrawl ---------------------------------
 
-PRICE = re.compile(rb'(<span class="price">)([^<]*)(</span>)')
+# The shop writes its markup in several styles (`<span class="price">`, `<SPAN class=price>`).
+PRICE = re.compile(rb'(<span[^>]*class=["\']?price["\']?[^>]*>)([^<]*)(</span>)', re.I)
+
+
+def changed_price(match):
+    """The same price with its last digit changed (cents, so it stays a price)."""
+    text = match.group(2)
+    last = max(i for i, c in enumerate(text) if 48 <= c <= 57)
+    digit = bytes([48 + (text[last] - 48 + 1) % 10])
+    return match.group(1) + text[:last] + digit + text[last + 1:] + match.group(3)
 
 
 class Changes:
@@ -241,7 +250,7 @@ class Changes:
 
     def apply(self):
         for path, (body, atime, mtime) in self.originals.items():
-            changed = PRICE.sub(lambda m: m.group(1) + b"1" + m.group(2) + m.group(3), body, count=1)
+            changed = PRICE.sub(changed_price, body, count=1)
             with open(path, "wb") as f:
                 f.write(changed)
             os.utime(path, ns=(atime, mtime + 3600 * 10**9))
