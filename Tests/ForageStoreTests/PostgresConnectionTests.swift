@@ -83,31 +83,31 @@ struct PostgresConnectionTests {
     try await withTable(pipelineInsideATransaction)
   }
 
+  // A method rather than a closure given to withTable: Swift 6.3 crashed compiling these
+  // transactions' closures nested in that closure (SIL "function type mismatch").
   func pipelineInsideATransaction(_ db: PostgresConnection) throws {
-    do {
-      #expect(stops {
-        try db.transaction { () throws -> Void in
-          _ = try db.pipeline { p in
-            p.send("INSERT INTO t (id, v) VALUES ($1, 'x')", [.int(Int64(1))])
-            p.send("INSERT INTO t (id, v) VALUES ($1, 'x')", [.int(Int64(2))])
-          }
-          throw Stop()
-        }
-      })
-      #expect(try count(db) == 0, "rolled back with the transaction")
-      var failedInside = false
+    #expect(stops {
       try db.transaction { () throws -> Void in
-        _ = try db.pipeline { p in p.send("INSERT INTO t (id, v) VALUES ($1, 'x')", [.int(Int64(1))]) }
-        do {
-          _ = try db.pipeline { p in p.send("INSERT INTO t (id, v) VALUES ($1, 'x')", [.int(Int64(1))]) }
-        } catch is StoreError {
-          failedInside = true
+        _ = try db.pipeline { p in
+          p.send("INSERT INTO t (id, v) VALUES ($1, 'x')", [.int(Int64(1))])
+          p.send("INSERT INTO t (id, v) VALUES ($1, 'x')", [.int(Int64(2))])
         }
+        throw Stop()
       }
-      #expect(failedInside)
-      #expect(try count(db) == 0, "a failed pipeline aborts the transaction around it")
-      #expect(db.isOpen)
+    })
+    #expect(try count(db) == 0, "rolled back with the transaction")
+    var failedInside = false
+    try db.transaction { () throws -> Void in
+      _ = try db.pipeline { p in p.send("INSERT INTO t (id, v) VALUES ($1, 'x')", [.int(Int64(1))]) }
+      do {
+        _ = try db.pipeline { p in p.send("INSERT INTO t (id, v) VALUES ($1, 'x')", [.int(Int64(1))]) }
+      } catch is StoreError {
+        failedInside = true
+      }
     }
+    #expect(failedInside)
+    #expect(try count(db) == 0, "a failed pipeline aborts the transaction around it")
+    #expect(db.isOpen)
   }
 
   /// BEGIN goes with a transaction's first statement (one round trip fewer): every
@@ -117,35 +117,33 @@ struct PostgresConnectionTests {
   }
 
   func deferredBegin(_ db: PostgresConnection) throws {
-    do {
-      let times = try db.transaction { () -> [String] in
-        let first = try db.query("SELECT now()::text").string(0, 0)
-        try db.exec("SELECT pg_sleep(0.01)")
-        let second = try db.query("SELECT now()::text").string(0, 0)
-        return [first, second]
-      }
-      #expect(times[0] == times[1], "now() is the transaction's start: one transaction")
-      #expect(stops {
-        try db.transaction { () throws -> Void in
-          try db.query("INSERT INTO t (id, v) VALUES ($1, 'x')", [.int(Int64(1))])
-          try db.exec("INSERT INTO t (id, v) VALUES (2, 'y')")
-          throw Stop()
-        }
-      })
-      #expect(try count(db) == 0, "the first statement, sent with BEGIN, is rolled back too")
-      // A transaction that fails on its first statement, then one that runs nothing.
-      #expect(throws: StoreError.self) {
-        try db.transaction { () throws -> Void in
-          try db.query("INSERT INTO t (id, v) VALUES ($1, $2)", [.text("not a number"), .null])
-        }
-      }
-      try db.transaction { () throws -> Void in }
-      try db.transaction { () throws -> Void in try db.exec("INSERT INTO t (id, v) VALUES (3, 'z')") }
-      #expect(try count(db) == 1)
-      let before = try db.query("SELECT now()::text").string(0, 0)
+    let times = try db.transaction { () -> [String] in
+      let first = try db.query("SELECT now()::text").string(0, 0)
       try db.exec("SELECT pg_sleep(0.01)")
-      #expect(try db.query("SELECT now()::text").string(0, 0) != before, "no transaction left open")
+      let second = try db.query("SELECT now()::text").string(0, 0)
+      return [first, second]
     }
+    #expect(times[0] == times[1], "now() is the transaction's start: one transaction")
+    #expect(stops {
+      try db.transaction { () throws -> Void in
+        try db.query("INSERT INTO t (id, v) VALUES ($1, 'x')", [.int(Int64(1))])
+        try db.exec("INSERT INTO t (id, v) VALUES (2, 'y')")
+        throw Stop()
+      }
+    })
+    #expect(try count(db) == 0, "the first statement, sent with BEGIN, is rolled back too")
+    // A transaction that fails on its first statement, then one that runs nothing.
+    #expect(throws: StoreError.self) {
+      try db.transaction { () throws -> Void in
+        try db.query("INSERT INTO t (id, v) VALUES ($1, $2)", [.text("not a number"), .null])
+      }
+    }
+    try db.transaction { () throws -> Void in }
+    try db.transaction { () throws -> Void in try db.exec("INSERT INTO t (id, v) VALUES (3, 'z')") }
+    #expect(try count(db) == 1)
+    let before = try db.query("SELECT now()::text").string(0, 0)
+    try db.exec("SELECT pg_sleep(0.01)")
+    #expect(try db.query("SELECT now()::text").string(0, 0) != before, "no transaction left open")
   }
 
   @Test func test_issue27_aTextValueWithANUL_isRefused_beforeAnyStatementOfThePipelineIsSent() async throws {
