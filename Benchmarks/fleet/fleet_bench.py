@@ -1,47 +1,299 @@
-"""Fleet benchmark: one generated shop (nginx on loopback) crawled by 1, 2 and 3
-`forage run` workers on one PostgreSQL store, beside one worker on SQLite.
+"""Fleet benchmark (issue 27): one generated shop (nginx on loopback) crawled into SQLite
+and into PostgreSQL by 1..3 `forage run` workers, each store crawled twice (a first
+crawl into a fresh store, then a recrawl after a few products changed), plus one
+worker whose database is 1 ms away (a delaying TCP proxy on loopback).
 
 Run it through Benchmarks/run-fleet-bench.sh, which builds the release binaries and
-starts a throwaway PostgreSQL (scripts/with-postgres sets FORAGE_TEST_POSTGRES_URL).
-Each configuration crawls the whole shop into a fresh store; pages/s is the pages the
-store marked done (or failed) over the wall time from the first worker's start to the
-last one's exit. Each store's records are checked equal to the SQLite run's.
+starts a throwaway PostgreSQL with fsync on (scripts/with-postgres with
+FORAGE_POSTGRES_FSYNC=on sets FORAGE_TEST_POSTGRES_URL and FORAGE_TEST_POSTGRES_DATA).
+
+What is measured, for each store, workers and case:
+- pages: the pages the workers answered (their `--json` summaries: fetched, not
+  modified, fresh, failed), over the wall time from the first worker's start to the
+  last one's exit;
+- worker CPU: user + system time of the worker processes (RUSAGE_CHILDREN);
+- server CPU: user + system time of the postmaster and every live child of it
+  (/proc/PID/stat), plus the postmaster's cutime + cstime (the backends that exited
+  were reaped by the postmaster, so their time is there), after minus before;
+- records: every store's export is checked equal to the SQLite run's, after the first
+  crawl and after the recrawl.
+Then the issue's targets are printed with pass or fail.
 """
 import argparse
+import asyncio
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "crawl"))
 from crawl_bench import crawl_config, free_port, norm_forage, start_nginx  # noqa: E402
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+FIRST, RECRAWL, AWAY = "first crawl", "recrawl", "1 ms away"
+
 
 def psql(url, sql):
     return subprocess.run(["psql", url, "-At", "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
 
 
-def database_url(base, name):
+def psql_rows(url, sql):
+    """Rows of `sql` as lists of text (fields split on the unit separator, never in SQL text)."""
+    out = subprocess.run(["psql", url, "-At", "-F", "\x1f", "-c", sql], check=True, capture_output=True, text=True).stdout
+    return [line.split("\x1f") for line in out.splitlines() if line]
+
+
+class Statements:
+    """pg_stat_statements (when the server preloads it), read per crawl: the extension lives in
+    the database `postgres` (a store refuses a database that holds other tables) and sees
+    every database's statements."""
+
+    def __init__(self, url):
+        self.admin = database_url(url, "postgres")
+        psql(self.admin, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        self.tops = []  # (label, pages, rows)
+
+    def reset(self):
+        psql(self.admin, "SELECT pg_stat_statements_reset()")
+
+    def read(self, label, database, pages, limit=10):
+        rows = psql_rows(self.admin, f"""
+            SELECT calls, round((total_exec_time + total_plan_time)::numeric, 1), rows,
+                   left(regexp_replace(query, '\\s+', ' ', 'g'), 150)
+            FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '{database}')
+            ORDER BY total_exec_time + total_plan_time DESC LIMIT {limit}""")
+        total = psql(self.admin, f"""
+            SELECT coalesce(round(sum(total_exec_time + total_plan_time)::numeric, 1), 0), coalesce(sum(calls), 0)
+            FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '{database}')""")
+        self.tops.append((label, pages, total, rows))
+
+    def report(self):
+        for label, pages, total, rows in self.tops:
+            ms, calls = total.split("|")
+            print()
+            print(f"statements, {label}: {float(ms) / pages:.3f} ms of statement time a page in all, "
+                  f"{int(calls) / pages:.1f} statements a page (pg_stat_statements: execution + planning, wall time)")
+            print("| ms/page | calls/page | rows/call | statement |")
+            print("|---|---|---|---|")
+            for calls, ms, nrows, query in rows:
+                calls, ms, nrows = int(calls), float(ms), int(nrows)
+                print(f"| {ms / pages:.3f} | {calls / pages:.2f} | {nrows / max(calls, 1):.1f} | `{query.replace('|', '/')}` |")
+
+
+def database_url(base, name, port=None):
     head, _, _ = base.rpartition("/")
+    if port is not None:
+        head = re.sub(r":\d+$", f":{port}", head)
     return head + "/" + name
 
 
-def crawl(forage, cfg, store, workers):
-    """Starts `workers` processes at once on `store`; returns (wall seconds, CPU seconds of all)."""
-    start = time.monotonic()
+# --- the server's CPU, from its processes -------------------------------------------
+
+def proc_stat(pid):
+    """(ppid, utime + stime, cutime + cstime) of `pid` in clock ticks, or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            text = f.read()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # after "pid (comm) "; fields[0] is state
+    return int(fields[1]), int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
+
+
+class ServerCPU:
+    """The CPU time of the PostgreSQL server whose data folder is `data`."""
+
+    def __init__(self, data):
+        with open(os.path.join(data, "postmaster.pid")) as f:
+            self.postmaster = int(f.readline())
+
+    def children(self):
+        pids = []
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                st = proc_stat(int(name))
+                if st and st[0] == self.postmaster:
+                    pids.append(int(name))
+        return pids
+
+    def seconds(self):
+        """Everything the server has used so far: its live processes and the reaped ones."""
+        _, own, reaped = proc_stat(self.postmaster)
+        total = own + reaped
+        for pid in self.children():
+            st = proc_stat(pid)
+            if st:
+                total += st[1]
+        return total / CLOCK_TICKS
+
+    def settle(self, baseline):
+        """Waits (up to 3 s) until the server has no more children than `baseline`, so the
+        backends of the workers that just exited have been reaped into the postmaster's
+        cutime (a zombie's time would be counted nowhere)."""
+        for _ in range(60):
+            if len(self.children()) <= baseline:
+                return
+            time.sleep(0.05)
+
+
+# --- a database 1 ms away ------------------------------------------------------------
+
+class DelayProxy:
+    """A TCP proxy on 127.0.0.1 that forwards to (host, port) and holds every chunk it
+    reads for `delay` seconds before writing it on, in each direction; a chunk's delay
+    starts when it arrives, so chunks in flight are delayed together, as on a long wire
+    (latency, no bandwidth limit). A request and its reply thus take 2 x `delay` longer.
+    `held` / `chunks` is the mean hold measured (the event loop's timer overshoots)."""
+
+    def __init__(self, host, port, delay):
+        self.target = (host, port)
+        self.delay = delay
+        self.held = 0.0
+        self.chunks = 0
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(ready,), daemon=True)
+        self.thread.start()
+        ready.wait()
+
+    def _run(self, ready):
+        asyncio.set_event_loop(self.loop)
+        self.server = self.loop.run_until_complete(asyncio.start_server(self._connection, "127.0.0.1", 0))
+        self.port = self.server.sockets[0].getsockname()[1]
+        ready.set()
+        self.loop.run_forever()
+
+    async def _connection(self, client_r, client_w):
+        try:
+            server_r, server_w = await asyncio.open_connection(*self.target)
+        except OSError:
+            client_w.close()
+            return
+        await asyncio.gather(self._pipe(client_r, server_w), self._pipe(server_r, client_w),
+                             return_exceptions=True)
+        for w in (client_w, server_w):
+            w.close()
+
+    async def _pipe(self, src, dst):
+        loop = asyncio.get_running_loop()
+        queue = asyncio.Queue()
+
+        async def deliver():
+            while True:
+                due, data = await queue.get()
+                if data is None:
+                    break
+                wait = due - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                self.held += loop.time() - (due - self.delay)
+                self.chunks += 1
+                dst.write(data)
+                await dst.drain()
+            dst.close()
+
+        sender = asyncio.ensure_future(deliver())
+        try:
+            while True:
+                data = await src.read(1 << 16)
+                if not data:
+                    break
+                queue.put_nowait((loop.time() + self.delay, data))
+        finally:
+            queue.put_nowait((0, None))
+            await sender
+
+    def mean_hold_ms(self):
+        return 1000 * self.held / self.chunks if self.chunks else 0.0
+
+    def close(self):
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=5)
+
+
+# --- the shop, a few products changed for the recrawl ---------------------------------
+
+# The shop writes its markup in several styles (`<span class="price">`, `<SPAN class=price>`).
+PRICE = re.compile(rb'(<span[^>]*class=["\']?price["\']?[^>]*>)([^<]*)(</span>)', re.I)
+
+
+def changed_price(match):
+    """The same price with its last digit changed (cents, so it stays a price)."""
+    text = match.group(2)
+    last = max(i for i, c in enumerate(text) if 48 <= c <= 57)
+    digit = bytes([48 + (text[last] - 48 + 1) % 10])
+    return match.group(1) + text[:last] + digit + text[last + 1:] + match.group(3)
+
+
+class Changes:
+    """Changes the price of every `every`th product page (new bytes, a later mtime, so
+    nginx answers 200 to a conditional request), and puts the originals back."""
+
+    def __init__(self, site, every):
+        folder = os.path.join(site, "product")
+        names = sorted(os.listdir(folder), key=lambda n: int(n.split(".")[0]) if n.split(".")[0].isdigit() else 0)
+        self.files = [os.path.join(folder, n) for n in names[::every]]
+        self.originals = {}
+        for path in self.files:
+            with open(path, "rb") as f:
+                body = f.read()
+            if not PRICE.search(body):
+                sys.exit(f"{path} has no price to change: the shop's layout changed; update Changes.PRICE")
+            st = os.stat(path)
+            self.originals[path] = (body, st.st_atime_ns, st.st_mtime_ns)
+
+    def apply(self):
+        for path, (body, atime, mtime) in self.originals.items():
+            changed = PRICE.sub(changed_price, body, count=1)
+            with open(path, "wb") as f:
+                f.write(changed)
+            os.utime(path, ns=(atime, mtime + 3600 * 10**9))
+
+    def restore(self):
+        for path, (body, atime, mtime) in self.originals.items():
+            with open(path, "wb") as f:
+                f.write(body)
+            os.utime(path, ns=(atime, mtime))
+
+
+# --- one crawl -----------------------------------------------------------------------
+
+def crawl(forage, cfg, store, workers, server):
+    """Starts `workers` processes at once on `store`; returns (pages, wall s, worker CPU s,
+    server CPU s or None, records changed)."""
+    baseline = len(server.children()) if server else 0
+    server_before = server.seconds() if server else 0
     before = os.times()
-    procs = [subprocess.Popen([forage, "run", "--config", cfg, "--store", store, "--budget", "1h", "--quiet"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(workers)]
+    start = time.monotonic()
+    procs = [subprocess.Popen([forage, "run", "--config", cfg, "--store", store, "--budget", "1h", "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(workers)]
+    pages = changed = 0
     for p in procs:
-        _, err = p.communicate()
+        out, err = p.communicate()
         if p.returncode != 0:
             sys.exit(f"a worker failed ({p.returncode}): {err.decode()[-500:]}")
+        s = json.loads(out)
+        pages += s["pagesFetched"] + s["pagesNotModified"] + s["pagesFresh"] + s["pagesFailed"]
+        changed += s["recordsChanged"]
     wall = time.monotonic() - start
     after = os.times()
-    return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    server_cpu = None
+    if server:
+        server.settle(baseline)
+        server_cpu = server.seconds() - server_before
+    return pages, wall, cpu, server_cpu, changed
+
+
+def export(forage, store, path):
+    subprocess.run([forage, "export", "--store", store, "--out", path], check=True, stderr=subprocess.DEVNULL)
+    return norm_forage(path)
 
 
 def main():
@@ -50,63 +302,128 @@ def main():
     ap.add_argument("--bench", default=".build/release/forage-bench")
     ap.add_argument("--products", type=int, default=3000)
     ap.add_argument("--max-workers", type=int, default=3)
+    ap.add_argument("--change-every", type=int, default=100,
+                    help="the recrawl finds every Nth product's price changed (default 100: 1%%)")
+    ap.add_argument("--delay-ms", type=float, default=1.0, help="the proxy's delay each way (default 1)")
+    ap.add_argument("--statements", action="store_true",
+                    help="also print the statements that cost the server most per page (pg_stat_statements; "
+                         "the server must preload it: run-fleet-bench.sh does when given this option)")
     args = ap.parse_args()
-    server = os.environ.get("FORAGE_TEST_POSTGRES_URL")
-    if not server:
+    url = os.environ.get("FORAGE_TEST_POSTGRES_URL")
+    data = os.environ.get("FORAGE_TEST_POSTGRES_DATA")
+    if not url or not data:
         sys.exit("FORAGE_TEST_POSTGRES_URL is not set: run Benchmarks/run-fleet-bench.sh")
+    server = ServerCPU(data)
+    statements = Statements(url) if args.statements else None
+    fsync = psql(url, "SHOW fsync")
+    host, port = re.search(r"@([^:/]+):(\d+)/", url).groups()
 
     work = tempfile.mkdtemp(prefix="forage-fleet-bench-")
     os.chmod(work, 0o755)
     site = os.path.join(work, "site")
     subprocess.run([args.bench, "site", site, "--products", str(args.products)], check=True, stdout=subprocess.DEVNULL)
+    changes = Changes(site, args.change_every)
     os.sync()
-    port = free_port()
-    nginx = start_nginx(site, port, work)
+    nginx_port = free_port()
+    nginx = start_nginx(site, nginx_port, work)
+    proxy = None
+    rows = []  # (store, workers, case, pages, wall, worker cpu, server cpu, records changed)
     try:
         cfg = os.path.join(work, "forage.json")
         with open(cfg, "w") as f:
-            json.dump(crawl_config(f"http://127.0.0.1:{port}"), f)
+            json.dump(crawl_config(f"http://127.0.0.1:{nginx_port}"), f)
 
-        sqlite = os.path.join(work, "single.sqlite")
-        wall, cpu = crawl(args.forage, cfg, sqlite, 1)
-        export = os.path.join(work, "single.jsonl")
-        subprocess.run([args.forage, "export", "--store", sqlite, "--out", export], check=True)
-        reference = norm_forage(export)
-        pages = int(subprocess.run(
-            ["sqlite3", sqlite, "SELECT count(*) FROM frontier WHERE state IN ('done','failed')"],
-            capture_output=True, text=True).stdout.strip() or 0) if shutil_which("sqlite3") else None
-        rows = [("sqlite", 1, pages, wall, cpu)]
-        for workers in range(1, args.max_workers + 1):
-            name = f"fleet_bench_{workers}_{os.getpid()}"
-            psql(server, f"CREATE DATABASE {name}")
+        reference = {}
+
+        def both_crawls(label, workers, store, cases, srv, database=None):
+            for case in cases:
+                if case == RECRAWL:
+                    changes.apply()
+                if statements and database:
+                    statements.reset()
+                try:
+                    result = crawl(args.forage, cfg, store, workers, srv)
+                finally:
+                    if case == RECRAWL:
+                        changes.restore()
+                if statements and database:
+                    statements.read(f"{workers} worker(s), {case}", database, result[0])
+                key = RECRAWL if case == RECRAWL else FIRST
+                records = export(args.forage, store, os.path.join(work, f"{label}-{workers}-{len(rows)}.jsonl"))
+                if label == "sqlite":
+                    reference[key] = records
+                elif records != reference[key]:
+                    sys.exit(f"{workers} worker(s) on PostgreSQL ({case}) stored other records than the SQLite run")
+                rows.append((label, workers, case) + result)
+                print(f"  {label} x{workers} {case}: {result[0]} pages in {result[1]:.2f} s", file=sys.stderr)
+
+        both_crawls("sqlite", 1, os.path.join(work, "single.sqlite"), [FIRST, RECRAWL], None)
+        configurations = [(w, [FIRST, RECRAWL]) for w in range(1, args.max_workers + 1)]
+        proxy = DelayProxy(host, int(port), args.delay_ms / 1000)
+        configurations.append((1, [AWAY]))
+        for workers, cases in configurations:
+            name = f"fleet_bench_{workers}_{len(rows)}_{os.getpid()}"
+            psql(url, f"CREATE DATABASE {name}")
             try:
-                url = database_url(server, name)
-                wall, cpu = crawl(args.forage, cfg, url, workers)
-                done = int(psql(url, "SELECT count(*) FROM frontier WHERE state IN ('done','failed')"))
-                export = os.path.join(work, f"fleet-{workers}.jsonl")
-                subprocess.run([args.forage, "export", "--store", url, "--out", export], check=True)
-                if norm_forage(export) != reference:
-                    sys.exit(f"{workers} worker(s) on PostgreSQL stored other records than the SQLite run")
-                rows.append(("postgres", workers, done, wall, cpu))
+                store = database_url(url, name, proxy.port if cases == [AWAY] else None)
+                both_crawls("postgres", workers, store, cases, server, name)
             finally:
-                psql(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        if rows[0][2] is None:
-            rows[0] = ("sqlite", 1, rows[1][2], rows[0][3], rows[0][4])
-        print(f"site: {args.products} products, nginx on loopback; 16 requests at once per worker, no delay")
-        print("| store | workers | pages | seconds | pages/s | CPU ms/page (all workers) |")
-        print("|---|---|---|---|---|---|")
-        for store, workers, pages, wall, cpu in rows:
-            print(f"| {store} | {workers} | {pages} | {wall:.2f} | {pages / wall:.0f} | {1000 * cpu / pages:.2f} |")
+                psql(url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        report(args, rows, fsync, proxy)
+        if statements:
+            statements.report()
     finally:
+        if proxy:
+            proxy.close()
         nginx.terminate()
         nginx.wait()
-        import shutil
         shutil.rmtree(work, ignore_errors=True)
 
 
-def shutil_which(name):
-    from shutil import which
-    return which(name)
+def report(args, rows, fsync, proxy):
+    def rate(row):
+        return row[3] / row[4]
+
+    def find(store, workers, case):
+        return next((r for r in rows if r[:3] == (store, workers, case)), None)
+
+    print(f"site: {args.products} products, nginx on loopback; 16 requests at once per worker, no delay; "
+          f"the recrawl finds every {args.change_every}th product's price changed")
+    print(f"PostgreSQL: fsync {fsync}, on this machine ({os.cpu_count()} cores) beside the workers and nginx; "
+          f"'1 ms away': every chunk held {args.delay_ms:g} ms each way by a proxy on loopback "
+          f"(measured mean hold {proxy.mean_hold_ms():.2f} ms), so each round trip is "
+          f"{2 * proxy.mean_hold_ms():.1f} ms longer")
+    print()
+    print("| store | workers | case | pages | seconds | pages/s | ratio to SQLite | worker CPU ms/page | server CPU ms/page | records changed |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        store, workers, case, pages, wall, cpu, server_cpu, changed = row
+        sqlite = find("sqlite", 1, RECRAWL if case == RECRAWL else FIRST)
+        srv = f"{1000 * server_cpu / pages:.2f}" if server_cpu is not None else "-"
+        print(f"| {store} | {workers} | {case} | {pages} | {wall:.2f} | {rate(row):.0f} | "
+              f"{rate(row) / rate(sqlite):.2f} | {1000 * cpu / pages:.2f} | {srv} | {changed} |")
+    print()
+    print("targets (issue 27):")
+    sqlite, one, three, away = (find("sqlite", 1, FIRST), find("postgres", 1, FIRST),
+                                find("postgres", args.max_workers, FIRST), find("postgres", 1, AWAY))
+
+    def verdict(ok, text):
+        print(f"- {'PASS' if ok else 'FAIL'}: {text}")
+
+    verdict(rate(one) >= 0.5 * rate(sqlite),
+            f"one PostgreSQL worker at >= 50% of SQLite's pages/s: {rate(one):.0f} / {rate(sqlite):.0f} = "
+            f"{100 * rate(one) / rate(sqlite):.0f}%")
+    if args.max_workers > 1:
+        verdict(rate(three) > rate(one),
+                f"{args.max_workers} workers faster than one: {rate(three):.0f} vs {rate(one):.0f} pages/s")
+    worst = max((r for r in rows if r[6] is not None), key=lambda r: r[6] / r[3])
+    verdict(worst[6] / worst[3] <= 0.0003,
+            f"the server's CPU <= 0.3 ms a page in every PostgreSQL row: at most {1000 * worst[6] / worst[3]:.2f} "
+            f"({worst[1]} worker(s), {worst[2]})")
+    verdict(rate(away) >= 0.8 * rate(one),
+            f"the worker 1 ms away at >= 80% of the local one: {rate(away):.0f} / {rate(one):.0f} = "
+            f"{100 * rate(away) / rate(one):.0f}%")
+    print("- PASS: records identical to the SQLite run in every row (checked after each crawl)")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,44 @@ enum PostgresValue {
   static func bool(_ value: Bool) -> PostgresValue { .text(value ? "true" : "false") }
   /// Milliseconds since 1970, the store's date representation.
   static func date(_ value: Date?) -> PostgresValue { value.map { .text(String(PostgresStore.milliseconds($0))) } ?? .null }
+
+  /// A `text[]` parameter (`$1::text[]`) in PostgreSQL's array literal syntax, every element
+  /// quoted and escaped (`{"a","b \"c\"",NULL}`; nil is NULL), written in one pass over the
+  /// UTF-8 bytes: for `unnest($1::text[], …)` batches.
+  static func textArray(_ elements: [String?]) -> PostgresValue {
+    var total = 2
+    for element in elements { total += (element?.utf8.count ?? 2) + 3 }
+    var out: [UInt8] = []
+    out.reserveCapacity(total)
+    out.append(UInt8(ascii: "{"))
+    for (i, element) in elements.enumerated() {
+      if i > 0 { out.append(UInt8(ascii: ",")) }
+      guard let element else {
+        out.append(contentsOf: "NULL".utf8)
+        continue
+      }
+      out.append(UInt8(ascii: "\""))
+      for byte in element.utf8 {
+        if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
+        out.append(byte)
+      }
+      out.append(UInt8(ascii: "\""))
+    }
+    out.append(UInt8(ascii: "}"))
+    return .text(String(decoding: out, as: UTF8.self))
+  }
+
+  /// A `bigint[]` parameter (`$1::bigint[]`): `{1,-2,NULL}`.
+  static func bigintArray(_ elements: [Int64?]) -> PostgresValue {
+    var out = "{"
+    out.reserveCapacity(2 + elements.count * 12)
+    for (i, element) in elements.enumerated() {
+      if i > 0 { out += "," }
+      if let element { out += String(element) } else { out += "NULL" }
+    }
+    out += "}"
+    return .text(out)
+  }
 }
 
 /// The rows of one statement's result, in text format; frees its `PGresult`.
@@ -36,32 +74,49 @@ final class PostgresResult {
   deinit { PQclear(handle) }
 
   /// Rows changed by an INSERT, UPDATE or DELETE (`PQcmdTuples`).
-  var affected: Int { Int(String(cString: PQcmdTuples(handle))) ?? 0 }
+  var affected: Int {
+    guard let text = PQcmdTuples(handle) else { return 0 }
+    return Int(Self.parseInt64(UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text)) ?? 0)
+  }
 
   func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(handle, Int32(row), Int32(column)) != 0 }
 
+  /// The bytes of a cell as libpq holds them (valid while this result lives); nil for NULL.
+  /// Read in place: no C string is measured or copied to parse a number or a flag.
+  private func cell(_ row: Int, _ column: Int) -> UnsafeBufferPointer<UInt8>? {
+    let (r, c) = (Int32(row), Int32(column))
+    guard PQgetisnull(handle, r, c) == 0, let value = PQgetvalue(handle, r, c) else { return nil }
+    return UnsafeBufferPointer(
+      start: UnsafeRawPointer(value).assumingMemoryBound(to: UInt8.self), count: Int(PQgetlength(handle, r, c)))
+  }
+
   func optionalString(_ row: Int, _ column: Int) -> String? {
-    isNull(row, column) ? nil : String(cString: PQgetvalue(handle, Int32(row), Int32(column)))
+    cell(row, column).map { String(decoding: $0, as: UTF8.self) }
   }
   func string(_ row: Int, _ column: Int) -> String { optionalString(row, column)! }
-  func optionalInt64(_ row: Int, _ column: Int) -> Int64? { optionalString(row, column).flatMap { Int64($0) } }
+  func optionalInt64(_ row: Int, _ column: Int) -> Int64? {
+    cell(row, column).flatMap { Self.parseInt64($0.baseAddress, count: $0.count) }
+  }
   func int64(_ row: Int, _ column: Int) -> Int64 { optionalInt64(row, column)! }
   func int(_ row: Int, _ column: Int) -> Int { Int(int64(row, column)) }
   func optionalUInt64(_ row: Int, _ column: Int) -> UInt64? { optionalInt64(row, column).map { UInt64(bitPattern: $0) } }
   func uint64(_ row: Int, _ column: Int) -> UInt64 { optionalUInt64(row, column)! }
-  func bool(_ row: Int, _ column: Int) -> Bool { string(row, column) == "t" }
+  func bool(_ row: Int, _ column: Int) -> Bool {
+    let value = cell(row, column)!
+    return value.count == 1 && value[0] == UInt8(ascii: "t")
+  }
   func optionalDate(_ row: Int, _ column: Int) -> Date? { optionalInt64(row, column).map(PostgresStore.date) }
   func date(_ row: Int, _ column: Int) -> Date { optionalDate(row, column)! }
 
   /// A `bytea` column, which the text format sends as `\x` and hex digits.
   func bytes(_ row: Int, _ column: Int) -> [UInt8] {
-    let text = Array(string(row, column).utf8)
-    guard text.count >= 2, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x") else { return text }
+    let text = cell(row, column)!
+    guard text.count >= 2, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x") else { return Array(text) }
     func nibble(_ c: UInt8) -> UInt8 {
       switch c {
       case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
       case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-      default: return c - UInt8(ascii: "A") + 10
+      default: return c &- UInt8(ascii: "A") &+ 10
       }
     }
     var out: [UInt8] = []
@@ -72,6 +127,32 @@ final class PostgresResult {
       i += 2
     }
     return out
+  }
+
+  /// A decimal integer as PostgreSQL writes one (an optional sign, then digits), read from
+  /// bytes; nil when they are not one or it does not fit in 64 bits (as `Int64(String)`).
+  static func parseInt64(_ start: UnsafePointer<UInt8>?, count: Int) -> Int64? {
+    guard let start, count > 0 else { return nil }
+    var i = 0
+    var negative = false
+    if start[0] == UInt8(ascii: "-") || start[0] == UInt8(ascii: "+") {
+      negative = start[0] == UInt8(ascii: "-")
+      i = 1
+      guard count > 1 else { return nil }
+    }
+    // Accumulated negatively, so Int64.min (whose magnitude Int64.max cannot hold) parses too.
+    var value: Int64 = 0
+    while i < count {
+      let digit = start[i] &- UInt8(ascii: "0")
+      guard digit < 10 else { return nil }
+      let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+      let (next, o2) = times10.subtractingReportingOverflow(Int64(digit))
+      guard !o1, !o2 else { return nil }
+      value = next
+      i += 1
+    }
+    if negative { return value }
+    return value == .min ? nil : -value
   }
 
   /// Maps every row.
@@ -95,6 +176,14 @@ final class PostgresConnection {
   private(set) var handle: OpaquePointer?
   let url: PostgresURL
   private var prepared: [String: String] = [:]
+  private var preparedCount = 0
+  /// Inside `transaction`, before its first statement: BEGIN is still to be sent.
+  private var beginPending = false
+  // Reused for every statement's parameters (`withParameters`).
+  private var paramBytes: [UInt8] = []
+  private var paramStarts: [Int] = []
+  private var paramLengths: [Int32] = []
+  private var paramFormats: [Int32] = []
 
   /// Connects to `url`.
   ///
@@ -112,6 +201,7 @@ final class PostgresConnection {
     if let handle { PQfinish(handle) }
     handle = nil
     prepared.removeAll()
+    beginPending = false
     // The URL's own parameters come after (and so override) these defaults.
     let keys = ["connect_timeout", "application_name", "dbname"]
     let values = [String(connectTimeout), "forage", url.text]
@@ -156,6 +246,10 @@ final class PostgresConnection {
   @discardableResult
   func exec(_ sql: String) throws -> PostgresResult {
     let conn = try live(sql)
+    if beginPending {
+      beginPending = false
+      return try check(PQexec(conn, "BEGIN; " + sql), function: "PQexec", sql: sql)
+    }
     return try check(PQexec(conn, sql), function: "PQexec", sql: sql)
   }
 
@@ -165,58 +259,256 @@ final class PostgresConnection {
   ///   SQL, never the values.
   @discardableResult
   func query(_ sql: String, _ params: [PostgresValue] = []) throws -> PostgresResult {
+    guard !beginPending, let name = prepared[sql] else {
+      // The prepare (and a transaction's deferred BEGIN) go in the same round trip.
+      return try run([(sql, params)], functions: ("PQprepare", "PQexecPrepared"))[0]
+    }
     let conn = try live(sql)
-    let name: String
-    if let known = prepared[sql] {
-      name = known
-    } else {
-      name = "s\(prepared.count + 1)"
-      _ = try check(PQprepare(conn, name, sql, Int32(params.count), nil), function: "PQprepare", sql: sql)
-      prepared[sql] = name
-    }
-    var formats: [Int32] = []
-    var lengths: [Int32] = []
-    var buffers: [[CChar]?] = []
-    for param in params {
-      switch param {
-      case .text(let text):
-        // Sent as a C string, a NUL would end the value early (and stored
-        // text cannot hold one): refused, never cut.
-        if text.utf8.contains(0) {
-          throw StoreError.server(
-            .statement, store: url.redacted,
-            reason: "a text value holds a NUL character (U+0000), which PostgreSQL cannot store",
-            function: "PQexecPrepared", detail: nil, sql: sql)
-        }
-        buffers.append(Array(text.utf8CString))
-        formats.append(0)
-        lengths.append(0)
-      case .bytes(let bytes):
-        buffers.append(bytes.map { CChar(bitPattern: $0) } + [0])
-        formats.append(1)
-        lengths.append(Int32(bytes.count))
-      case .null:
-        buffers.append(nil)
-        formats.append(0)
-        lengths.append(0)
-      }
-    }
-    let result = withPointers(buffers) { values in
-      PQexecPrepared(conn, name, Int32(params.count), values, lengths, formats, 0)
+    try refuseNUL(in: params, function: "PQexecPrepared", sql: sql)
+    let result = withParameters(params) { count, values, lengths, formats in
+      PQexecPrepared(conn, name, count, values, lengths, formats, 0)
     }
     return try check(result, function: "PQexecPrepared", sql: sql)
   }
 
+  /// Runs the statements `body` queues in one pipeline (libpq's pipeline mode): all of them
+  /// are sent, then one sync, then their results are read in order, so N statements cost
+  /// one round trip to the server instead of N. Each is prepared on first use, as `query` does.
+  ///
+  ///     let results = try db.pipeline { p in
+  ///       p.send("UPDATE crawls SET frontier_size = $1 WHERE id = $2", [.int(size), .int(crawl)])
+  ///       p.send("SELECT count(*) FROM frontier WHERE crawl = $1", [.int(crawl)])
+  ///     }
+  ///     let queued = results[1].int(0, 0)
+  ///
+  /// Outside ``transaction(_:)`` the server runs a pipeline's statements in one implicit
+  /// transaction, committed at the sync: when one fails, the ones before it are rolled back
+  /// and the ones after it are not run. Inside ``transaction(_:)`` a failure aborts that
+  /// transaction (which then rolls back). Nothing is sent when `body` throws or a text value
+  /// holds a NUL.
+  ///
+  /// - Returns: one result per `send`, in the order sent.
+  /// - Throws: `StoreError` of the first statement that failed, mapped as `query` maps it
+  ///   (naming `PQsendQueryPrepared` or `PQsendPrepare` and its SQL, never the values);
+  ///   `.connection` when the connection broke.
+  func pipeline(_ body: (PostgresPipeline) throws -> Void) throws -> [PostgresResult] {
+    let queue = PostgresPipeline()
+    try body(queue)
+    return try run(queue.statements, functions: ("PQsendPrepare", "PQsendQueryPrepared"))
+  }
+
+  /// Sends `queued` in one pipeline (after the deferred BEGIN of a transaction, if one is
+  /// pending) and returns their results; errors name `functions` (prepare, execute).
+  private func run(_ queued: [(sql: String, params: [PostgresValue])], functions: (prepare: String, execute: String))
+    throws -> [PostgresResult]
+  {
+    guard let first = queued.first else { return [] }
+    let conn = try live(first.sql)
+    for statement in queued {
+      try refuseNUL(in: statement.params, function: functions.execute, sql: statement.sql)
+    }
+    let skipped = beginPending ? 1 : 0
+    let statements = beginPending ? [("BEGIN", [])] + queued : queued
+    beginPending = false
+    guard PQenterPipelineMode(conn) == 1 else { throw lost("PQenterPipelineMode", sql: first.sql) }
+
+    // What each result read back answers, in the order sent.
+    enum Slot {
+      case prepare(sql: String, name: String)
+      case statement(index: Int)
+    }
+    var slots: [Slot] = []
+    slots.reserveCapacity(statements.count)
+    var preparedHere: [String: String] = [:]
+    // Non-blocking while sending: a long pipeline whose results fill the server's socket
+    // buffer would otherwise block both sides (libpq reads what arrives while it flushes).
+    _ = PQsetnonblocking(conn, 1)
+    do {
+      for (index, statement) in statements.enumerated() {
+        let name: String
+        if let known = prepared[statement.sql] ?? preparedHere[statement.sql] {
+          name = known
+        } else {
+          name = nextName()
+          guard PQsendPrepare(conn, name, statement.sql, Int32(statement.params.count), nil) == 1 else {
+            throw lost(functions.prepare, sql: statement.sql)
+          }
+          preparedHere[statement.sql] = name
+          slots.append(.prepare(sql: statement.sql, name: name))
+        }
+        let sent = withParameters(statement.params) { count, values, lengths, formats in
+          PQsendQueryPrepared(conn, name, count, values, lengths, formats, 0)
+        }
+        guard sent == 1 else { throw lost(functions.execute, sql: statement.sql) }
+        slots.append(.statement(index: index))
+      }
+      guard PQpipelineSync(conn) == 1 else { throw lost("PQpipelineSync", sql: first.sql) }
+      try flush(conn, sql: first.sql)
+    } catch {
+      // Some statements may be queued without their sync: the connection cannot be trusted
+      // to be in step any more, and closing it rolls them back on the server.
+      close()
+      throw error
+    }
+    _ = PQsetnonblocking(conn, 0)
+
+    var results: [PostgresResult?] = Array(repeating: nil, count: statements.count)
+    var firstFailure: StoreError?
+    for slot in slots {
+      let sql: String
+      let function: String
+      switch slot {
+      case .prepare(let text, _): (sql, function) = (text, functions.prepare)
+      case .statement(let index): (sql, function) = (statements[index].sql, functions.execute)
+      }
+      guard let result = PQgetResult(conn) else {
+        close()
+        throw lost(function, sql: sql)
+      }
+      let status = PQresultStatus(result)
+      if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY {
+        switch slot {
+        case .prepare(let text, let name):
+          prepared[text] = name
+          PQclear(result)
+        case .statement(let index):
+          results[index] = PostgresResult(result)
+        }
+      } else if status == PGRES_PIPELINE_ABORTED {
+        PQclear(result)
+      } else {
+        let error = failure(result, function: function, sql: sql)
+        if !isOpen {
+          close()
+          throw error
+        }
+        firstFailure = firstFailure ?? error
+      }
+      // Each statement's results end with a NULL.
+      if let extra = PQgetResult(conn) {
+        PQclear(extra)
+        close()
+        throw lost(function, sql: sql)
+      }
+    }
+    guard let sync = PQgetResult(conn) else {
+      close()
+      throw lost("PQpipelineSync", sql: first.sql)
+    }
+    let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
+    PQclear(sync)
+    guard synced, PQexitPipelineMode(conn) == 1 else {
+      close()
+      throw lost("PQexitPipelineMode", sql: first.sql)
+    }
+    if let firstFailure { throw firstFailure }
+    return results.dropFirst(skipped).map { $0! }
+  }
+
+  /// The name of the next statement prepared on this connection: never one used before,
+  /// so a prepare left on the server by a pipeline that failed cannot collide with it.
+  private func nextName() -> String {
+    preparedCount += 1
+    return "s\(preparedCount)"
+  }
+
+  /// Sends what libpq holds for the server, reading what arrives meanwhile.
+  private func flush(_ conn: OpaquePointer, sql: String) throws {
+    while true {
+      let pending = PQflush(conn)
+      if pending == 0 { return }
+      guard pending > 0 else { throw lost("PQflush", sql: sql) }
+      var socket = pollfd(fd: PQsocket(conn), events: Int16(POLLIN | POLLOUT), revents: 0)
+      if poll(&socket, 1, -1) < 0 {
+        if errno == EINTR { continue }
+        throw lost("poll", sql: sql)
+      }
+      if socket.revents & Int16(POLLIN) != 0, PQconsumeInput(conn) != 1 { throw lost("PQconsumeInput", sql: sql) }
+    }
+  }
+
+  /// Sent as C strings, a NUL would end a text value early (and stored text cannot hold
+  /// one): refused, never cut.
+  private func refuseNUL(in params: [PostgresValue], function: String, sql: String) throws {
+    for case .text(let text) in params {
+      let holdsNUL = text.utf8.withContiguousStorageIfAvailable { bytes in
+        bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false
+      } ?? text.utf8.contains(0)
+      if holdsNUL {
+        throw StoreError.server(
+          .statement, store: url.redacted,
+          reason: "a text value holds a NUL character (U+0000), which PostgreSQL cannot store",
+          function: function, detail: nil, sql: sql)
+      }
+    }
+  }
+
+  /// Calls `body` with libpq's parameter arrays for `params` (count, values, lengths,
+  /// formats): every value's bytes packed into one buffer this connection reuses, text
+  /// NUL-terminated, bytes in binary format; valid during the call.
+  private func withParameters<R>(
+    _ params: [PostgresValue],
+    _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R
+  ) -> R {
+    guard !params.isEmpty else { return body(0, nil, nil, nil) }
+    paramBytes.removeAll(keepingCapacity: true)
+    paramStarts.removeAll(keepingCapacity: true)
+    paramLengths.removeAll(keepingCapacity: true)
+    paramFormats.removeAll(keepingCapacity: true)
+    for param in params {
+      switch param {
+      case .text(let text):
+        paramStarts.append(paramBytes.count)
+        paramBytes.append(contentsOf: text.utf8)
+        paramBytes.append(0)
+        paramLengths.append(0)
+        paramFormats.append(0)
+      case .bytes(let bytes):
+        paramStarts.append(paramBytes.count)
+        paramBytes.append(contentsOf: bytes)
+        paramBytes.append(0)  // so even an empty value points into the buffer (NULL is SQL NULL)
+        paramLengths.append(Int32(bytes.count))
+        paramFormats.append(1)
+      case .null:
+        paramStarts.append(-1)
+        paramLengths.append(0)
+        paramFormats.append(0)
+      }
+    }
+    if paramBytes.isEmpty { paramBytes.append(0) }
+    let count = params.count
+    return paramBytes.withUnsafeBufferPointer { bytes in
+      let base = UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self)
+      return withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: count) { values in
+        for i in 0..<count { values[i] = paramStarts[i] < 0 ? nil : base + paramStarts[i] }
+        return paramLengths.withUnsafeBufferPointer { lengths in
+          paramFormats.withUnsafeBufferPointer { formats in
+            body(Int32(count), UnsafePointer(values.baseAddress), lengths.baseAddress, formats.baseAddress)
+          }
+        }
+      }
+    }
+  }
+
   /// Runs `body` in a transaction: committed when it returns, rolled back
   /// when it throws.
+  ///
+  /// The BEGIN is not a round trip of its own: it goes with the transaction's first
+  /// statement (in one pipeline), and a body that runs no statement sends nothing.
   func transaction<T>(_ body: () throws -> T) throws -> T {
-    try exec("BEGIN")
+    beginPending = true
     do {
       let value = try body()
+      if beginPending {
+        beginPending = false
+        return value
+      }
       try exec("COMMIT")
       return value
     } catch {
-      if isOpen { _ = try? exec("ROLLBACK") }
+      let began = !beginPending
+      beginPending = false
+      if began, isOpen { _ = try? exec("ROLLBACK") }
       throw error
     }
   }
@@ -233,23 +525,32 @@ final class PostgresConnection {
   }
 
   private func check(_ result: OpaquePointer?, function: String, sql: String) throws -> PostgresResult {
-    guard let result else {
-      let message = handle.map { String(cString: PQerrorMessage($0)) } ?? ""
-      throw StoreError.server(
-        .connection, store: url.redacted, reason: "the connection to the server was lost", function: function,
-        detail: message.trimmingCharacters(in: .whitespacesAndNewlines), sql: sql)
-    }
+    guard let result else { throw lost(function, sql: sql) }
     let status = PQresultStatus(result)
     if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY {
       return PostgresResult(result)
     }
+    throw failure(result, function: function, sql: sql)
+  }
+
+  /// The error a failed `result` stands for (which it frees): its SQLSTATE in words, or
+  /// `.connection` when the connection is gone.
+  private func failure(_ result: OpaquePointer, function: String, sql: String) -> StoreError {
     let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
     let message = String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
     PQclear(result)
     let lost = !isOpen || state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03"
     let (kind, reason) = lost ? (StoreError.Kind.connection, "the connection to the server was lost") : Self.reason(state: state, message: message)
-    throw StoreError.server(
+    return StoreError.server(
       kind, store: url.redacted, reason: reason, function: function, detail: "SQLSTATE \(state): \(message)", sql: sql)
+  }
+
+  /// The error for a connection that broke while libpq talked to the server.
+  private func lost(_ function: String, sql: String) -> StoreError {
+    let message = handle.map { String(cString: PQerrorMessage($0)) } ?? ""
+    return StoreError.server(
+      .connection, store: url.redacted, reason: "the connection to the server was lost", function: function,
+      detail: message.trimmingCharacters(in: .whitespacesAndNewlines), sql: sql)
   }
 
   /// Why a statement failed, in words, from its SQLSTATE.
@@ -295,6 +596,24 @@ final class PostgresConnection {
     }
     return (.connection, "the server could not be reached")
   }
+}
+
+/// Statements queued for one ``PostgresConnection/pipeline(_:)``: nothing is sent until the
+/// pipeline's body returns.
+final class PostgresPipeline {
+  fileprivate private(set) var statements: [(sql: String, params: [PostgresValue])] = []
+
+  /// Queues `sql` with its `$1`… parameters.
+  ///
+  /// - Returns: the index of its result in what ``PostgresConnection/pipeline(_:)`` returns.
+  @discardableResult
+  func send(_ sql: String, _ params: [PostgresValue] = []) -> Int {
+    statements.append((sql, params))
+    return statements.count - 1
+  }
+
+  /// The statements queued so far.
+  var count: Int { statements.count }
 }
 
 /// Calls `body` with a C array of C strings made from `strings`, ending with NULL.
