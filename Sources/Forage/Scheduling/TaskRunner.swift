@@ -207,7 +207,7 @@ public struct TaskRunner: Sendable {
       let summary = try await job.run(
         sources: plan.sources, task: task.id, budget: background.remainingBudget,
         concurrencyLimit: plan.concurrencyLimit, recoveringClaims: false,
-        conditions: LaunchConditions(background.conditions), progress: report)
+        conditions: background.conditions, progress: report)
       if continued { reportPages(summary, done: !summary.stoppedByBudget) }
       let refreshed = TaskRunner.refreshedSources(summary)
       background.reportRefreshed(sources: refreshed)
@@ -333,14 +333,5 @@ public struct LaunchPlan: Sendable, Hashable {
     } else {
       concurrencyLimit = nil
     }
-  }
-}
-
-extension LaunchConditions {
-  /// The store's words for a scheduler's device conditions.
-  public init(_ c: DeviceConditions) {
-    self.init(
-      charging: c.isCharging, batteryLevel: c.batteryLevel, network: c.network.description,
-      lowPowerMode: c.isLowPowerModeEnabled, thermalState: c.thermalState.rawValue)
   }
 }
