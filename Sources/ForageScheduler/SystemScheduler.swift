@@ -320,6 +320,10 @@ public final class SystemScheduler: TaskScheduler, Sendable {
     }
   }
 
+  /// True while ``run()`` waits for its next round (a due request, the
+  /// poll, a submission or the end of a launch), for tests.
+  var isWaitingForNextRound: Bool { wake.isWaiting }
+
   /// Runs until the calling task is cancelled: launches requests as they
   /// become due (tasks of different identifiers run side by side), re-reading
   /// the conditions at least every ``pollInterval`` and at once after a
