@@ -89,7 +89,7 @@ let package = Package(
         "ForageURL", "ForageSupport",
         .target(name: "CCurl", condition: .when(platforms: [.linux])),
       ]),
-    .target(name: "ForageStore", dependencies: ["CSQLite", "ForageSupport"]),
+    .target(name: "ForageStore", dependencies: ["CSQLite", "ForageScheduler", "ForageSupport"]),
     .target(
       name: "ForagePostgres",
       dependencies: [

@@ -1,5 +1,9 @@
 /// Every default of the engine, in one place.
-public enum Defaults {
+///
+/// Defaults are named by area, each a top-level enum: `EngineDefaults`
+/// (this module), `SchedulerDefaults`, `StoreDefaults`, `FetchDefaults`
+/// (ForageHTTP) and `DownloadDefaults`.
+public enum EngineDefaults {
   /// Config file read when `--config` is not given.
   public static let configFile = "forage.json"
   /// Store used when neither the config nor `--store` names one.
@@ -63,3 +67,8 @@ public enum Defaults {
   /// The daemon prunes the change history this often.
   public static let maintenanceInterval: Duration = .seconds(6 * 3600)
 }
+
+/// The name ``EngineDefaults`` had before issue 28 named every module's
+/// defaults by area; kept inside the module for the files not yet moved
+/// to the new name.
+typealias Defaults = EngineDefaults

@@ -166,7 +166,7 @@ enum FetchBenchmark {
     var result = Result()
     var index = first
     var request = Request(url: urls[0])
-    request.headers["User-Agent"] = FetchSettings.Default.userAgent
+    request.headers["User-Agent"] = FetchDefaults.userAgent
     while index < count {
       request.url = urls[index % urls.count]
       do {

@@ -10,7 +10,7 @@ struct DaemonCommand: Command {
   static let name = "daemon"
   static let abstract = "Run the config's tasks on schedule until interrupted."
   static let arguments: [Argument] = [
-    .option("--config", "FILE", "The config file.", default: Defaults.configFile),
+    .option("--config", "FILE", "The config file.", default: EngineDefaults.configFile),
     .option("--store", "PATH", "A SQLite file or a postgres:// URL.", default: "the config's, beside the config"),
     .flag("--low-power", "Act as in Low Power Mode (only critical sources run)."),
     .flag("--refresh-denied", "Act as with Background App Refresh denied (nothing runs)."),
@@ -38,7 +38,7 @@ struct DaemonCommand: Command {
     once.
     """
 
-  var config = Defaults.configFile
+  var config = EngineDefaults.configFile
   var store: String?
   var lowPower = false
   var refreshDenied = false

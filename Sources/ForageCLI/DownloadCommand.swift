@@ -47,7 +47,7 @@ struct DownloadCommand: Command {
   var folder: String?
   var list = false
   var sha256: String?
-  var store = Defaults.storePath
+  var store = EngineDefaults.storePath
   var again = false
 
   init(_ args: inout ArgumentList) throws(UsageError) {

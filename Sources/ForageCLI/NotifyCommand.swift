@@ -8,10 +8,10 @@ struct NotifyCommand: Command {
   static let name = "notify"
   static let abstract = "Deliver the notifications that are due now, or a test one."
   static let arguments: [Argument] = [
-    .option("--config", "FILE", "The config file (its \"notify\" channels).", default: Defaults.configFile),
+    .option("--config", "FILE", "The config file (its \"notify\" channels).", default: EngineDefaults.configFile),
     .option(
       "--store", "PATH", "A SQLite file or a postgres:// URL.",
-      default: "the config's \"store\", else \(Defaults.storePath) beside the config"),
+      default: "the config's \"store\", else \(EngineDefaults.storePath) beside the config"),
     .option(
       "--wait", "DURATION",
       "Keep trying for up to DURATION: retries whose backoff has not passed are waited for."),
@@ -36,7 +36,7 @@ struct NotifyCommand: Command {
     delivery failed (it is retried later) or is dead, 2 bad input.
     """
 
-  var config = Defaults.configFile
+  var config = EngineDefaults.configFile
   var store: String?
   var wait: Duration?
   var test: String?

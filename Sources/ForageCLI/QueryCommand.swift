@@ -93,9 +93,9 @@ struct QueryCommand: Command {
       }
     } else {
       let size = (try? FileManager.default.attributesOfItem(atPath: input)[.size] as? NSNumber)?.intValue ?? 0
-      if size > Defaults.maxReadSize {
+      if size > EngineDefaults.maxReadSize {
         out.error(
-          "forage query: \(input) is larger than \(Units.formatBytes(Defaults.maxReadSize)), "
+          "forage query: \(input) is larger than \(Units.formatBytes(EngineDefaults.maxReadSize)), "
             + "the most a page may be (it is read whole to be parsed)")
         return .badInput
       }

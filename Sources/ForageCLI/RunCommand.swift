@@ -12,15 +12,15 @@ struct RunCommand: Command {
   static let name = "run"
   static let abstract = "Launch a task (or some sources) once now, then exit."
   static let arguments: [Argument] = [
-    .option("--config", "FILE", "The config file.", default: Defaults.configFile),
+    .option("--config", "FILE", "The config file.", default: EngineDefaults.configFile),
     .option("--task", "ID", "Run the sources of this task, with its budget."),
     .repeatable("--source", "NAME", "Run this source.", default: "every source"),
     .option(
       "--budget", "DURATION", "Time allowed, e.g. 30s, 5m.",
-      default: "the task's, else \(Units.format(Defaults.runBudget))"),
+      default: "the task's, else \(Units.format(EngineDefaults.runBudget))"),
     .option(
       "--store", "PATH", "A SQLite file, or a postgres:// URL (workers started together on one form a fleet).",
-      default: "the config's \"store\", else \(Defaults.storePath) beside the config"),
+      default: "the config's \"store\", else \(EngineDefaults.storePath) beside the config"),
     .flag("--json", "Print the summary as JSON."),
   ]
   static let exclusive = [["--task", "--source"]]
@@ -45,7 +45,7 @@ struct RunCommand: Command {
     2 bad input, 130/143 stopped by a signal.
     """
 
-  var config = Defaults.configFile
+  var config = EngineDefaults.configFile
   var task: String?
   var sources: [String] = []
   var budget: Duration?
@@ -84,7 +84,7 @@ struct RunCommand: Command {
     // is printed); a second signal kills the running commands and exits at once.
     let stop = StopRequest()
     let (signals, received) = SignalWatcher.stopping(
-      "forage run", "stopping (in-flight fetches and notifications get \(Units.format(Defaults.grace)); again to quit now)", out
+      "forage run", "stopping (in-flight fetches and notifications get \(Units.format(EngineDefaults.grace)); again to quit now)", out
     ) { stop.request() }
     defer { signals.cancel() }
     do {

@@ -29,10 +29,10 @@ func parseBudget(_ text: String?) throws(UsageError) -> Duration? {
   guard let d = Units.duration(text), d > .zero else {
     throw UsageError("--budget expects a duration such as 30s, 5m or 1h, not \"\(text)\"")
   }
-  guard d >= Defaults.minimumBudget else {
+  guard d >= EngineDefaults.minimumBudget else {
     throw UsageError(
-      "--budget \(text) is too short: a launch stops starting requests \(Units.format(Defaults.stopMargin)) "
-        + "before its end, so nothing would be fetched; give at least \(Units.format(Defaults.minimumBudget))")
+      "--budget \(text) is too short: a launch stops starting requests \(Units.format(EngineDefaults.stopMargin)) "
+        + "before its end, so nothing would be fetched; give at least \(Units.format(EngineDefaults.minimumBudget))")
   }
   return d
 }

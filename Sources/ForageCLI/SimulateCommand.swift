@@ -9,7 +9,7 @@ struct SimulateCommand: Command {
   static let name = "simulate"
   static let abstract = "Forecast data freshness on a simulated device."
   static let arguments: [Argument] = [
-    .option("--config", "FILE", "The config file.", default: Defaults.configFile),
+    .option("--config", "FILE", "The config file.", default: EngineDefaults.configFile),
     .option("--days", "N", "Days to simulate, 1 to 3650.", default: "7"),
     .option(
       "--profile", "NAME|FILE",
@@ -76,7 +76,7 @@ struct SimulateCommand: Command {
     under "On iOS".
     """
 
-  var config = Defaults.configFile
+  var config = EngineDefaults.configFile
   var days = 7
   var profile = "commuter"
   /// Seeds run when none is named and neither --live nor --trace is given.

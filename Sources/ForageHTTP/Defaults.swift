@@ -1,3 +1,34 @@
+/// The defaults of ``FetchSettings``, in one place.
+public enum FetchDefaults {
+  /// Honest, names the project and where to read about it.
+  public static let userAgent = "Forage/0.1 (+https://github.com/forage/forage)"
+  public static let concurrency = 16
+  public static let perHostConcurrency = 2
+  public static let perHostDelay: Duration = .milliseconds(500)
+  public static let maxPerHostDelay: Duration = .seconds(60)
+  public static let timeout: Duration = .seconds(15)
+  public static let connectTimeout: Duration = .seconds(10)
+  /// 1 KiB/s over 10 s: a server dripping bytes is dropped.
+  public static let lowSpeedLimit = 1024
+  public static let lowSpeedTime: Duration = .seconds(10)
+  public static let maxBodySize = 10 << 20
+  public static let maxHeaderSize = 256 << 10
+  public static let robotsTxt = true
+  public static let maxRedirects = 10
+  public static let retries = 2
+  public static let retryBaseDelay: Duration = .milliseconds(500)
+  public static let retryMaxDelay: Duration = .seconds(30)
+  /// robots.txt is kept this long (RFC 9309 §2.4 asks for at most 24 hours).
+  public static let robotsCacheLifetime: Duration = .seconds(24 * 3600)
+  /// An unreachable robots.txt (5xx, network) means "disallow all" for this long,
+  /// then it is asked again.
+  public static let robotsFailureLifetime: Duration = .seconds(600)
+  /// RFC 9309 §2.5: parse at least the first 500 KiB.
+  public static let robotsMaxSize = 500 << 10
+  /// RFC 9309 §2.3.1.2: follow at least five redirects.
+  public static let robotsMaxRedirects = 5
+}
+
 /// Fetch settings: limits, politeness and identity. Plain values with polite
 /// defaults; the engine builds them from the config's `fetch` object, and a source may
 /// pass its own to ``Fetcher/fetch(_:settings:validators:deadline:scope:)``.
@@ -6,61 +37,31 @@
 ///     settings.perHostDelay = .seconds(1)
 ///     settings.headers["Accept-Language"] = "en"
 public struct FetchSettings: Sendable, Hashable {
-  /// The defaults in one place.
-  public enum Default {
-    /// Honest, names the project and where to read about it.
-    public static let userAgent = "Forage/0.1 (+https://github.com/forage/forage)"
-    public static let concurrency = 16
-    public static let perHostConcurrency = 2
-    public static let perHostDelay: Duration = .milliseconds(500)
-    public static let maxPerHostDelay: Duration = .seconds(60)
-    public static let timeout: Duration = .seconds(15)
-    public static let connectTimeout: Duration = .seconds(10)
-    /// 1 KiB/s over 10 s: a server dripping bytes is dropped.
-    public static let lowSpeedLimit = 1024
-    public static let lowSpeedTime: Duration = .seconds(10)
-    public static let maxBodySize = 10 << 20
-    public static let maxHeaderSize = 256 << 10
-    public static let robotsTxt = true
-    public static let maxRedirects = 10
-    public static let retries = 2
-    public static let retryBaseDelay: Duration = .milliseconds(500)
-    public static let retryMaxDelay: Duration = .seconds(30)
-    /// robots.txt is kept this long (RFC 9309 §2.4 asks for at most 24 hours).
-    public static let robotsCacheLifetime: Duration = .seconds(24 * 3600)
-    /// An unreachable robots.txt (5xx, network) means "disallow all" for this long,
-    /// then it is asked again.
-    public static let robotsFailureLifetime: Duration = .seconds(600)
-    /// RFC 9309 §2.5: parse at least the first 500 KiB.
-    public static let robotsMaxSize = 500 << 10
-    /// RFC 9309 §2.3.1.2: follow at least five redirects.
-    public static let robotsMaxRedirects = 5
-  }
 
   /// The `User-Agent` header; its first word is matched against robots.txt groups.
-  public var userAgent = Default.userAgent
+  public var userAgent = FetchDefaults.userAgent
   /// The most requests in flight at once over all hosts (fetcher-wide: the value of
   /// the settings given to ``Fetcher/init(transport:settings:)`` is used).
-  public var concurrency = Default.concurrency
+  public var concurrency = FetchDefaults.concurrency
   /// The most requests in flight to one host.
-  public var perHostConcurrency = Default.perHostConcurrency
+  public var perHostConcurrency = FetchDefaults.perHostConcurrency
   /// The least time between two request starts on one host; robots.txt
   /// `Crawl-delay` can raise it.
-  public var perHostDelay = Default.perHostDelay
+  public var perHostDelay = FetchDefaults.perHostDelay
   /// When true, the per-host delay adapts to observed latency and to 429/503.
   public var adaptiveDelay = true
   /// The adaptive delay never grows past this.
-  public var maxPerHostDelay = Default.maxPerHostDelay
+  public var maxPerHostDelay = FetchDefaults.maxPerHostDelay
   /// Total time limit of one exchange.
-  public var timeout = Default.timeout
+  public var timeout = FetchDefaults.timeout
   /// Time limit for connecting.
-  public var connectTimeout = Default.connectTimeout
+  public var connectTimeout = FetchDefaults.connectTimeout
   /// Bytes per second under which a transfer is too slow (0 turns it off).
-  public var lowSpeedLimit = Default.lowSpeedLimit
+  public var lowSpeedLimit = FetchDefaults.lowSpeedLimit
   /// Window of the low-speed check.
-  public var lowSpeedTime = Default.lowSpeedTime
+  public var lowSpeedTime = FetchDefaults.lowSpeedTime
   /// The most decoded body bytes accepted.
-  public var maxBodySize = Default.maxBodySize
+  public var maxBodySize = FetchDefaults.maxBodySize
   /// A body longer than ``maxBodySize`` is cut there and the response kept
   /// (a sitemap over the protocol's 50 MB is read up to it), instead of
   /// failing the fetch. Not a config key.
@@ -72,17 +73,17 @@ public struct FetchSettings: Sendable, Hashable {
   /// Not a config key: the engine sets it for the pages of HTML sources.
   public var markupBodiesOnly = false
   /// The most header bytes accepted.
-  public var maxHeaderSize = Default.maxHeaderSize
+  public var maxHeaderSize = FetchDefaults.maxHeaderSize
   /// When true, robots.txt is fetched and obeyed.
-  public var robotsTxt = Default.robotsTxt
+  public var robotsTxt = FetchDefaults.robotsTxt
   /// The most redirects followed.
-  public var maxRedirects = Default.maxRedirects
+  public var maxRedirects = FetchDefaults.maxRedirects
   /// How many times a transient failure is retried.
-  public var retries = Default.retries
+  public var retries = FetchDefaults.retries
   /// First retry delay before jitter; doubles on each attempt.
-  public var retryBaseDelay = Default.retryBaseDelay
+  public var retryBaseDelay = FetchDefaults.retryBaseDelay
   /// Longest retry delay; a `Retry-After` longer than this is not waited for.
-  public var retryMaxDelay = Default.retryMaxDelay
+  public var retryMaxDelay = FetchDefaults.retryMaxDelay
   /// Extra request headers (the source's own).
   public var headers: [String: String] = [:]
   /// When true, cookies set by servers are kept for the fetcher's lifetime (one job).

@@ -57,7 +57,7 @@ struct HostSlot: Sendable {
   private(set) var latency: Duration?
 
   init(
-    concurrency: Int, minDelay: Duration, maxDelay: Duration = FetchSettings.Default.maxPerHostDelay,
+    concurrency: Int, minDelay: Duration, maxDelay: Duration = FetchDefaults.maxPerHostDelay,
     adaptive: Bool = true
   ) {
     self.concurrency = max(1, concurrency)

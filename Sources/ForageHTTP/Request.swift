@@ -62,12 +62,12 @@ public struct TransferLimits: Sendable, Hashable {
 
   /// Creates limits; the defaults are those of ``FetchSettings``.
   public init(
-    timeout: Duration = FetchSettings.Default.timeout,
-    connectTimeout: Duration = FetchSettings.Default.connectTimeout,
-    lowSpeedLimit: Int = FetchSettings.Default.lowSpeedLimit,
-    lowSpeedTime: Duration = FetchSettings.Default.lowSpeedTime,
-    maxBodySize: Int = FetchSettings.Default.maxBodySize,
-    maxHeaderSize: Int = FetchSettings.Default.maxHeaderSize,
+    timeout: Duration = FetchDefaults.timeout,
+    connectTimeout: Duration = FetchDefaults.connectTimeout,
+    lowSpeedLimit: Int = FetchDefaults.lowSpeedLimit,
+    lowSpeedTime: Duration = FetchDefaults.lowSpeedTime,
+    maxBodySize: Int = FetchDefaults.maxBodySize,
+    maxHeaderSize: Int = FetchDefaults.maxHeaderSize,
     truncateBody: Bool = false,
     markupBodiesOnly: Bool = false
   ) {

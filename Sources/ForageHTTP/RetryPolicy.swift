@@ -23,9 +23,9 @@ public struct RetryPolicy: Sendable, Hashable {
 
   /// Creates a policy.
   public init(
-    maxRetries: Int = FetchSettings.Default.retries,
-    baseDelay: Duration = FetchSettings.Default.retryBaseDelay,
-    maxDelay: Duration = FetchSettings.Default.retryMaxDelay
+    maxRetries: Int = FetchDefaults.retries,
+    baseDelay: Duration = FetchDefaults.retryBaseDelay,
+    maxDelay: Duration = FetchDefaults.retryMaxDelay
   ) {
     self.maxRetries = maxRetries
     self.baseDelay = baseDelay

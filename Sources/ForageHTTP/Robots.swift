@@ -23,7 +23,7 @@ public struct RobotsTxt: Sendable, Hashable {
 
   /// Parses robots.txt bytes (UTF-8; a BOM is skipped).
   public init(_ bytes: some Collection<UInt8>) {
-    var data = Array(bytes.prefix(FetchSettings.Default.robotsMaxSize))
+    var data = Array(bytes.prefix(FetchDefaults.robotsMaxSize))
     // A UTF-8 byte order mark, even cut short, is skipped.
     for bom in [[0xEF, 0xBB, 0xBF], [0xEF, 0xBB], [0xEF]] as [[UInt8]] where data.starts(with: bom) {
       data.removeFirst(bom.count)

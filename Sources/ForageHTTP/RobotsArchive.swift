@@ -6,9 +6,9 @@ import Foundation
 /// An app woken for a 30-second background task starts in a new process each
 /// time; without an archive every launch would ask every origin for robots.txt
 /// again. With one (the engine passes its store), each origin is asked at most
-/// once per ``FetchSettings/Default/robotsCacheLifetime`` (24 hours, RFC 9309
+/// once per ``FetchDefaults/robotsCacheLifetime`` (24 hours, RFC 9309
 /// §2.4), and a failure is asked again after
-/// ``FetchSettings/Default/robotsFailureLifetime``.
+/// ``FetchDefaults/robotsFailureLifetime``.
 ///
 /// An archive that fails reads as empty and drops what it is given: fetching
 /// never stops because of it.
@@ -48,7 +48,7 @@ public struct RobotsAnswer: Sendable, Hashable {
   /// The origin asked, as `WebURL.origin` serializes it.
   public var origin: String
   public var verdict: Verdict
-  /// The file, up to ``FetchSettings/Default/robotsMaxSize`` bytes, for `.rules`;
+  /// The file, up to ``FetchDefaults/robotsMaxSize`` bytes, for `.rules`;
   /// empty otherwise.
   public var body: [UInt8]
   public var fetchedAt: Date

@@ -9,7 +9,7 @@ import ForageURL
 /// RFC 9309 §2.3.1: a 2xx answer is parsed; 3xx is followed up to five times; 4xx
 /// means no rules (allow all); 5xx or no answer means disallow all. §2.4: kept at most
 /// 24 hours; failures are asked again sooner
-/// (``FetchSettings/Default/robotsFailureLifetime``).
+/// (``FetchDefaults/robotsFailureLifetime``).
 ///
 /// - SeeAlso: <https://www.rfc-editor.org/rfc/rfc9309#name-access-results>
 struct RobotsCache: Sendable {
@@ -37,17 +37,17 @@ struct RobotsCache: Sendable {
     -> RobotsAnswer
   {
     func answer(_ verdict: RobotsAnswer.Verdict, _ body: [UInt8] = [], failure: String? = nil) -> RobotsAnswer {
-      let lifetime = verdict == .disallowAll ? FetchSettings.Default.robotsFailureLifetime : settings.robotsLifetime
+      let lifetime = verdict == .disallowAll ? FetchDefaults.robotsFailureLifetime : settings.robotsLifetime
       return RobotsAnswer(
         origin: origin.origin, verdict: verdict, body: body, fetchedAt: now,
         expiresAt: now.addingTimeInterval(lifetime.seconds), failure: failure)
     }
     guard var url = origin.resolving("/robots.txt") else { return answer(.allowAll) }
     var limits = settings.limits
-    limits.maxBodySize = FetchSettings.Default.robotsMaxSize
+    limits.maxBodySize = FetchDefaults.robotsMaxSize
     limits.truncateBody = true
     limits.markupBodiesOnly = false  // robots.txt is text/plain
-    for _ in 0...FetchSettings.Default.robotsMaxRedirects {
+    for _ in 0...FetchDefaults.robotsMaxRedirects {
       var request = Request(url: url, limits: limits, proxy: settings.proxy)
       request.headers["User-Agent"] = settings.userAgent
       let response: Response
@@ -79,5 +79,5 @@ struct RobotsCache: Sendable {
 }
 
 extension FetchSettings {
-  var robotsLifetime: Duration { Default.robotsCacheLifetime }
+  var robotsLifetime: Duration { FetchDefaults.robotsCacheLifetime }
 }

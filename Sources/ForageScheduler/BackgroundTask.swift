@@ -234,11 +234,15 @@ public final class BackgroundTask: Sendable {
   }
 }
 
-/// What runs when a task launches.
-enum LaunchHandler: Sendable {
-  /// Apple's callback form: the handler calls `setTaskCompleted(success:)`.
+/// What runs when a task launches: the one value every scheduler's
+/// ``TaskScheduler/register(_:_:)`` takes (the two `register` forms an app
+/// writes make one).
+public enum LaunchHandler: Sendable {
+  /// Apple's callback form, run on the queue (a background queue when nil):
+  /// the handler sets `expirationHandler` and calls `setTaskCompleted(success:)`.
   case callback(DispatchQueue?, @Sendable (BackgroundTask) -> Void)
-  /// The async form: returning completes the task.
+  /// The async form: its Swift task is cancelled at expiration, and
+  /// returning completes the task.
   case async(@Sendable (BackgroundTask) async throws -> Void)
 }
 

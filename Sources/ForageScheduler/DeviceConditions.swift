@@ -68,6 +68,14 @@ public enum ThermalState: String, Codable, Sendable, Hashable, Comparable {
 /// concurrency on battery, skip Wi-Fi-only sources on cellular…).
 ///
 ///     if task.conditions.network.isExpensive { skipWiFiOnlySources() }
+///
+/// The one conditions type: the scheduler's launch rules read it, a launch's
+/// ``BackgroundTask`` carries it, and the store keeps it with each run
+/// (`RunSummary.conditions`). Its JSON is the form stored runs have always
+/// had: `{"charging": false, "batteryLevel": 0.54, "network": "cellular",
+/// "lowPowerMode": true, "thermalState": "nominal"}`, with
+/// `"backgroundRefresh"` only when the setting is not `available` (see
+/// ``init(from:)`` for the forms it reads).
 public struct DeviceConditions: Codable, Sendable, Hashable, CustomStringConvertible {
   /// Plugged into external power.
   public var isCharging: Bool
@@ -108,5 +116,81 @@ public struct DeviceConditions: Codable, Sendable, Hashable, CustomStringConvert
     if backgroundRefreshStatus != .available { parts.append("refresh \(backgroundRefreshStatus.rawValue)") }
     if thermalState >= .serious { parts.append("thermal \(thermalState.rawValue)") }
     return parts.joined(separator: ", ")
+  }
+}
+
+// MARK: - JSON
+
+extension DeviceConditions {
+  private enum CodingKeys: String, CodingKey {
+    // The form stored runs are written in (and were, as `LaunchConditions`).
+    case charging, batteryLevel, network, lowPowerMode, thermalState, backgroundRefresh
+    // The member-wise form traces were written in before issue 28.
+    case isCharging, isLowPowerModeEnabled, backgroundRefreshStatus
+  }
+
+  /// Reads conditions in either form: the stored runs' (`charging`,
+  /// `network` in words such as `"wifi expensive"`, `lowPowerMode`,
+  /// `thermalState`), which ``encode(to:)`` writes, or the member-wise one
+  /// traces had (`isCharging`, `network` as an object...). A member missing
+  /// or not understood reads as ``chargingOnWiFi``'s, so a run stored by
+  /// another version still reads.
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    self.init()
+    if let v = try c.decodeIfPresent(Bool.self, forKey: .charging) ?? c.decodeIfPresent(Bool.self, forKey: .isCharging) {
+      isCharging = v
+    }
+    if let v = try c.decodeIfPresent(Double.self, forKey: .batteryLevel) { batteryLevel = v }
+    if let words = try? c.decodeIfPresent(String.self, forKey: .network) {
+      network = NetworkStatus(words: words)
+    } else if let v = try? c.decodeIfPresent(NetworkStatus.self, forKey: .network) {
+      network = v
+    }
+    if let v = try c.decodeIfPresent(Bool.self, forKey: .lowPowerMode)
+      ?? c.decodeIfPresent(Bool.self, forKey: .isLowPowerModeEnabled)
+    {
+      isLowPowerModeEnabled = v
+    }
+    if let raw = try c.decodeIfPresent(String.self, forKey: .thermalState), let v = ThermalState(rawValue: raw) {
+      thermalState = v
+    }
+    let refresh = try c.decodeIfPresent(String.self, forKey: .backgroundRefresh)
+      ?? c.decodeIfPresent(String.self, forKey: .backgroundRefreshStatus)
+    if let refresh, let v = BackgroundRefreshStatus(rawValue: refresh) { backgroundRefreshStatus = v }
+  }
+
+  /// Writes the stored runs' form (which versions before issue 28 read
+  /// as `LaunchConditions`: they ignore `backgroundRefresh`).
+  public func encode(to encoder: any Encoder) throws {
+    var c = encoder.container(keyedBy: CodingKeys.self)
+    try c.encode(isCharging, forKey: .charging)
+    try c.encode(batteryLevel, forKey: .batteryLevel)
+    try c.encode(network.words, forKey: .network)
+    try c.encode(isLowPowerModeEnabled, forKey: .lowPowerMode)
+    try c.encode(thermalState.rawValue, forKey: .thermalState)
+    if backgroundRefreshStatus != .available {
+      try c.encode(backgroundRefreshStatus.rawValue, forKey: .backgroundRefresh)
+    }
+  }
+}
+
+extension NetworkStatus {
+  /// The network in words, as stored runs keep it: the interface, then
+  /// `expensive` (any but cellular, which is by default) or `unmetered`
+  /// (cellular that is not), then `constrained`.
+  var words: String {
+    var text = interface.rawValue
+    if isExpensive != (interface == .cellular) { text += isExpensive ? " expensive" : " unmetered" }
+    if isConstrained { text += " constrained" }
+    return text
+  }
+
+  /// Reads ``words``; an interface not named reads as `none`.
+  init(words: String) {
+    let parts = words.split(separator: " ")
+    let interface = parts.first.flatMap { Interface(rawValue: String($0)) } ?? .none
+    let expensive: Bool? = parts.contains("expensive") ? true : parts.contains("unmetered") ? false : nil
+    self.init(interface, isExpensive: expensive, isConstrained: parts.contains("constrained"))
   }
 }

@@ -107,20 +107,9 @@ public final class HostedScheduler: TaskScheduler, Sendable {
 
   // MARK: TaskScheduler
 
+  /// Registers `handler` for `identifier` (see ``TaskScheduler/register(_:_:)``).
   @discardableResult
-  public func register(
-    forTaskWithIdentifier identifier: String, using queue: DispatchQueue?,
-    launchHandler: @escaping @Sendable (BackgroundTask) -> Void
-  ) -> Bool {
-    register(identifier, .callback(queue, launchHandler))
-  }
-
-  @discardableResult
-  public func register(_ identifier: String, handler: @escaping @Sendable (BackgroundTask) async throws -> Void) -> Bool {
-    register(identifier, .async(handler))
-  }
-
-  private func register(_ identifier: String, _ handler: LaunchHandler) -> Bool {
+  public func register(_ identifier: String, _ handler: LaunchHandler) -> Bool {
     if let violation = state.withLock({ $0.registry.register(identifier, handler) }) {
       return report(violation, enforcement: enforcement, log: log)
     }

@@ -93,17 +93,10 @@ public final class SimulatedScheduler: TaskScheduler, Sendable {
 
   // MARK: - TaskScheduler
 
+  /// Registers `handler` for `identifier` (see ``TaskScheduler/register(_:_:)``).
   @discardableResult
-  public func register(
-    forTaskWithIdentifier identifier: String, using queue: DispatchQueue?,
-    launchHandler: @escaping @Sendable (BackgroundTask) -> Void
-  ) -> Bool {
-    register(identifier, .callback(queue, launchHandler), model: nil)
-  }
-
-  @discardableResult
-  public func register(_ identifier: String, handler: @escaping @Sendable (BackgroundTask) async throws -> Void) -> Bool {
-    register(identifier, .async(handler), model: nil)
+  public func register(_ identifier: String, _ handler: LaunchHandler) -> Bool {
+    register(identifier, handler, model: nil)
   }
 
   /// Registers a model-mode handler: launches take a drawn duration and run

@@ -103,20 +103,9 @@ public final class SystemScheduler: TaskScheduler, Sendable {
 
   // MARK: - TaskScheduler
 
+  /// Registers `handler` for `identifier` (see ``TaskScheduler/register(_:_:)``).
   @discardableResult
-  public func register(
-    forTaskWithIdentifier identifier: String, using queue: DispatchQueue?,
-    launchHandler: @escaping @Sendable (BackgroundTask) -> Void
-  ) -> Bool {
-    register(identifier, .callback(queue, launchHandler))
-  }
-
-  @discardableResult
-  public func register(_ identifier: String, handler: @escaping @Sendable (BackgroundTask) async throws -> Void) -> Bool {
-    register(identifier, .async(handler))
-  }
-
-  private func register(_ identifier: String, _ handler: LaunchHandler) -> Bool {
+  public func register(_ identifier: String, _ handler: LaunchHandler) -> Bool {
     guard let violation = state.withLock({ $0.registry.register(identifier, handler) }) else { return true }
     return report(violation, enforcement: enforcement, log: log)
   }
@@ -330,6 +319,10 @@ public final class SystemScheduler: TaskScheduler, Sendable {
       s.pending.requests.map { $0.earliestBeginDate ?? .distantPast }.min()
     }
   }
+
+  /// True while ``run()`` waits for its next round (a due request, the
+  /// poll, a submission or the end of a launch), for tests.
+  var isWaitingForNextRound: Bool { wake.isWaiting }
 
   /// Runs until the calling task is cancelled: launches requests as they
   /// become due (tasks of different identifiers run side by side), re-reading

@@ -16,22 +16,17 @@ import Foundation
 ///
 /// - SeeAlso: <https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler>
 public protocol TaskScheduler: AnyObject, Sendable {
-  /// Registers Apple's callback-style launch handler for `identifier`.
+  /// Registers `handler` for `identifier`, under Apple's rules (one handler
+  /// per identifier, none after ``finishLaunching()``, a permitted
+  /// identifier). Every scheduler implements this one; an app calls the
+  /// async ``register(_:handler:)`` (or, ported from `BGTaskScheduler`, the
+  /// callback ``register(forTaskWithIdentifier:using:launchHandler:)``),
+  /// which make the ``LaunchHandler`` and call it.
   ///
-  /// The handler runs on `queue` (a background queue when `nil`); it must set
-  /// `expirationHandler` and call `setTaskCompleted(success:)`.
   /// - Returns: `false` when the registration broke a rule (lenient mode);
   ///   strict mode traps instead.
   @discardableResult
-  func register(
-    forTaskWithIdentifier identifier: String, using queue: DispatchQueue?,
-    launchHandler: @escaping @Sendable (BackgroundTask) -> Void
-  ) -> Bool
-
-  /// Registers an async handler: its Swift task is cancelled at expiration and
-  /// returning completes the task (successfully unless it threw or was cancelled).
-  @discardableResult
-  func register(_ identifier: String, handler: @escaping @Sendable (BackgroundTask) async throws -> Void) -> Bool
+  func register(_ identifier: String, _ handler: LaunchHandler) -> Bool
 
   /// Submits a request, replacing any pending request with the same identifier.
   ///
@@ -51,6 +46,34 @@ public protocol TaskScheduler: AnyObject, Sendable {
 
   /// Ends the launch phase: registrations after this break Apple's rules.
   func finishLaunching()
+}
+
+extension TaskScheduler {
+  /// Registers an async handler: its Swift task is cancelled at expiration and
+  /// returning completes the task (successfully unless it threw or was cancelled).
+  ///
+  /// The form an app calls (Forage's `TaskRunner.register(on:)` registers
+  /// each configured task with it): the handler cannot forget to complete
+  /// its task, and expiration reaches it as cancellation.
+  @discardableResult
+  public func register(_ identifier: String, handler: @escaping @Sendable (BackgroundTask) async throws -> Void) -> Bool {
+    register(identifier, .async(handler))
+  }
+
+  /// Registers Apple's callback-style launch handler for `identifier`, for
+  /// code written against `BGTaskScheduler`.
+  ///
+  /// The handler runs on `queue` (a background queue when `nil`); it must set
+  /// `expirationHandler` and call `setTaskCompleted(success:)`.
+  /// - Returns: `false` when the registration broke a rule (lenient mode);
+  ///   strict mode traps instead.
+  @discardableResult
+  public func register(
+    forTaskWithIdentifier identifier: String, using queue: DispatchQueue?,
+    launchHandler: @escaping @Sendable (BackgroundTask) -> Void
+  ) -> Bool {
+    register(identifier, .callback(queue, launchHandler))
+  }
 }
 
 /// How a scheduler reacts when a caller breaks one of Apple's rules.

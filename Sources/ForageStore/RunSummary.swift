@@ -1,4 +1,5 @@
 import Foundation
+import ForageScheduler
 
 /// How a launch of a job ended.
 public enum RunOutcome: String, Sendable, Hashable, Codable, CaseIterable {
@@ -68,7 +69,7 @@ public struct RunSummary: Sendable, Hashable {
   public var sources: [SourceRunSummary] = []
   /// The device's state when the launch began, for launches a scheduler
   /// started (the daemon, the simulator, an app); nil for `forage run`.
-  public var conditions: LaunchConditions?
+  public var conditions: DeviceConditions?
 
   /// The most warnings kept.
   public static let warningLimit = 20
@@ -129,7 +130,7 @@ extension RunSummary: Codable {
     completedSources = try c.decodeIfPresent([String].self, forKey: .completedSources) ?? []
     warnings = try c.decodeIfPresent([String].self, forKey: .warnings) ?? []
     sources = try c.decodeIfPresent([SourceRunSummary].self, forKey: .sources) ?? []
-    conditions = try c.decodeIfPresent(LaunchConditions.self, forKey: .conditions)
+    conditions = try c.decodeIfPresent(DeviceConditions.self, forKey: .conditions)
   }
 
   /// Writes every member, and `stoppedByBudget` / `stoppedOnRequest` for
@@ -274,34 +275,7 @@ extension PageTally {
 extension RunSummary: PageTally {}
 extension SourceRunSummary: PageTally {}
 
-/// The device's state when a launch began, as the store keeps it with the
-/// run (the scheduler's `DeviceConditions`, in words).
-public struct LaunchConditions: Sendable, Hashable, Codable {
-  /// On external power.
-  public var charging: Bool
-  /// 0…1.
-  public var batteryLevel: Double
-  /// `wifi`, `cellular`, `wired`, `none`, with `expensive`/`constrained` when so.
-  public var network: String
-  /// Low Power Mode was on.
-  public var lowPowerMode: Bool
-  /// `nominal`, `fair`, `serious`, `critical`.
-  public var thermalState: String
-
-  /// The conditions in words; each parameter has its property's meaning.
-  public init(charging: Bool, batteryLevel: Double, network: String, lowPowerMode: Bool, thermalState: String) {
-    self.charging = charging
-    self.batteryLevel = batteryLevel
-    self.network = network
-    self.lowPowerMode = lowPowerMode
-    self.thermalState = thermalState
-  }
-
-  /// `charging · wifi`, `battery 54% · cellular · Low Power Mode`.
-  public var summary: String {
-    var parts = [charging ? "charging" : "battery \(Int((batteryLevel * 100).rounded()))%", network]
-    if lowPowerMode { parts.append("Low Power Mode") }
-    if thermalState != "nominal" { parts.append("thermal \(thermalState)") }
-    return parts.joined(separator: " · ")
-  }
-}
+/// The name runs' conditions had before issue 28 made the scheduler's
+/// ``DeviceConditions`` the one conditions type (its JSON is the form
+/// stored runs have always had, so runs stored before still read).
+public typealias LaunchConditions = DeviceConditions

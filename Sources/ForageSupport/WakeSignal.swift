@@ -31,6 +31,11 @@ package final class WakeSignal: Sendable {
   /// A signal with nothing pending.
   package init() {}
 
+  /// True while a loop waits (in ``wait()`` or ``wait(timeout:)``) with no
+  /// poke pending: what a test waits for before it pokes, so that the poke
+  /// is the one thing that can wake the loop.
+  package var isWaiting: Bool { state.withLock { $0.waiter != nil } }
+
   /// Wakes the waiting loop for another round, or, when none waits, makes
   /// the next ``wait()`` return at once.
   package func poke() {

@@ -85,9 +85,7 @@ public final class LiveDemoShop: Sendable {
       """
   }
 
-  static func escape(_ s: String) -> String {
-    s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-  }
+  static func escape(_ s: String) -> String { MarkupText.escaped(s, quotes: .none) }
 
   static func rfc822(_ date: Date) -> String { HTTPDate.format(Int(date.timeIntervalSince1970)) }
 }

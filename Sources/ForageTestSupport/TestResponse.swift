@@ -1,3 +1,5 @@
+import ForageSupport
+
 /// A response for the test server to send: status, header fields and body.
 ///
 /// The server adds `Content-Length` (unless a field already frames the body) and
@@ -158,16 +160,5 @@ public struct Route: Sendable {
   public static func fixed(_ response: TestResponse) -> Route { Route { _ in response } }
 }
 
-func escapeHTML(_ s: String) -> String {
-  var out = ""
-  for c in s {
-    switch c {
-    case "&": out += "&amp;"
-    case "<": out += "&lt;"
-    case ">": out += "&gt;"
-    case "\"": out += "&quot;"
-    default: out.append(c)
-    }
-  }
-  return out
-}
+/// `s` escaped for HTML text or a double-quoted attribute.
+func escapeHTML(_ s: String) -> String { MarkupText.escaped(s, quotes: .double) }

@@ -249,7 +249,7 @@ final class ScratchFile {
     #expect(head.url == server.webURL("/files/real.bin"))
     #expect(scratch.bytes == body)
     let last = try #require(server.requests.last)
-    #expect(last.header("User-Agent") == FetchSettings.Default.userAgent)
+    #expect(last.header("User-Agent") == FetchDefaults.userAgent)
     #expect(last.header("X-Test") == "1")
   }
 

@@ -139,7 +139,7 @@ extension FetchOutcome {
     let kept = try #require(await archive.robotsAnswer(origin: origin))
     #expect(kept.verdict == .rules)
     #expect(String(decoding: kept.body, as: UTF8.self).contains("Disallow: /private"))
-    #expect(abs(kept.expiresAt.timeIntervalSince(kept.fetchedAt) - FetchSettings.Default.robotsCacheLifetime.seconds) < 1)
+    #expect(abs(kept.expiresAt.timeIntervalSince(kept.fetchedAt) - FetchDefaults.robotsCacheLifetime.seconds) < 1)
     // A new fetcher (a new process) with the same archive does not ask again.
     let second = Fetcher(transport: TransportKind.curl.make(), settings: Self.settings(robots: true), robotsArchive: archive)
     guard case .disallowed = await second.fetch(server.webURL("/private/x")) else {
@@ -175,7 +175,7 @@ extension FetchOutcome {
     #expect(kept.verdict == .disallowAll)
     #expect(kept.body.isEmpty)
     #expect(kept.failure == "HTTP 503")
-    #expect(abs(kept.expiresAt.timeIntervalSince(kept.fetchedAt) - FetchSettings.Default.robotsFailureLifetime.seconds) < 1)
+    #expect(abs(kept.expiresAt.timeIntervalSince(kept.fetchedAt) - FetchDefaults.robotsFailureLifetime.seconds) < 1)
   }
 
   @Test(arguments: [(404, true), (500, false), (503, false)])
@@ -443,7 +443,7 @@ extension FetchOutcome {
     settings.headers = ["Accept-Language": "fr"]
     _ = await fetcher(settings).fetch(server.webURL("/ua"))
     let request = try #require(server.requests.last)
-    #expect(request.header("User-Agent") == FetchSettings.Default.userAgent)
+    #expect(request.header("User-Agent") == FetchDefaults.userAgent)
     #expect(request.header("User-Agent")?.hasPrefix("Forage/") == true)
     #expect(request.header("Accept-Language") == "fr")
   }

@@ -121,9 +121,13 @@ import Testing
     s.register("r") { _ in ran.set() }
     s.finishLaunching()
     let daemon = Task { await s.run() }
-    try await Task.sleep(for: .milliseconds(5))
+    // The loop is asleep (for an hour) before the submission: only the
+    // submission's wake-up can launch the task.
+    for _ in 0..<3000 where !s.isWaitingForNextRound { try await Task.sleep(for: .milliseconds(10)) }
+    #expect(s.isWaitingForNextRound)
     try s.submit(AppRefreshTaskRequest(identifier: "r"))
-    while !ran.isSet { try await Task.sleep(for: .milliseconds(2)) }  // would hang for an hour without the wake-up
+    for _ in 0..<3000 where !ran.isSet { try await Task.sleep(for: .milliseconds(10)) }
+    #expect(ran.isSet, "the submission did not wake the run loop")
     daemon.cancel()
     await daemon.value
     #expect(s.trace.count(.completed, identifier: "r") == 1)

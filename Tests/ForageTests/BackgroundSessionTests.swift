@@ -97,12 +97,12 @@ import ForageSupport
   @Test func test_handOverFailed_countsAttempts_thenFails() async throws {
     let s = try Setup()
     let entry = try await s.downloads.enqueue("https://example.com/x.bin", to: s.folder)
-    for attempt in 1...DownloadSettings.Default.maxAttempts {
+    for attempt in 1...DownloadDefaults.maxAttempts {
       let d = try #require(try await s.downloads.handOver(limit: 1, session: "x").first)
       let result = await s.downloads.handOverFailed(d, message: "the connection was lost")
       let stored = try #require(try await s.store.download(id: entry.id))
       #expect(stored.attempts == attempt)
-      if attempt < DownloadSettings.Default.maxAttempts {
+      if attempt < DownloadDefaults.maxAttempts {
         #expect(result == .retryLater("the connection was lost"))
         #expect(stored.state == .queued)
       } else {

@@ -322,7 +322,7 @@ struct PodcastSite {
       #expect(!name.hasPrefix("."), "\(name)")
       #expect(!name.contains("/") && !name.contains("\\"))
       #expect(!name.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format })
-      #expect(name.utf8.count <= DownloadSettings.Default.maxNameLength)
+      #expect(name.utf8.count <= DownloadDefaults.maxNameLength)
       #expect(same(fileBytes(out + "/" + name), body))
     }
     #expect(listed.contains("passwd") && listed.contains("bashrc") && listed.contains("fdp.exe"))

@@ -21,7 +21,7 @@ import ForageTestSupport
     let named = try Self.config.launch(task: nil, sources: ["news"], budget: .seconds(5))
     #expect(named == Launch(task: "run", sources: ["news"], budget: .seconds(5)))
     let all = try Self.config.launch(task: nil, sources: nil, budget: nil)
-    #expect(all.sources == nil && all.budget == Defaults.runBudget)
+    #expect(all.sources == nil && all.budget == EngineDefaults.runBudget)
   }
 
   @Test func test_launch_unknownNames_areEngineErrors_withTheClosestName() {

@@ -293,10 +293,10 @@ func launch(
 
   @Test func test_backoff_growsWithJitter_andIsCapped() {
     let first = Notifier.backoff(attempt: 0, random: 1)
-    #expect(first == Defaults.notifyFirstRetry)
-    #expect(Notifier.backoff(attempt: 3, random: 1) == Defaults.notifyFirstRetry * 8)
-    #expect(Notifier.backoff(attempt: 0, random: 0.5) == Defaults.notifyFirstRetry / 2)
-    #expect(Notifier.backoff(attempt: 40, random: 1) == Defaults.notifyLongestRetry)
+    #expect(first == EngineDefaults.notifyFirstRetry)
+    #expect(Notifier.backoff(attempt: 3, random: 1) == EngineDefaults.notifyFirstRetry * 8)
+    #expect(Notifier.backoff(attempt: 0, random: 0.5) == EngineDefaults.notifyFirstRetry / 2)
+    #expect(Notifier.backoff(attempt: 40, random: 1) == EngineDefaults.notifyLongestRetry)
   }
 
   @Test func test_export_leavesOutRemovedRecords_changesKeepThem() async throws {

@@ -89,8 +89,8 @@ private func problem(_ json: String, sourceLocation: SourceLocation = #_sourceLo
         NotifyChannel(target: .stdout),
       ])
     #expect(c.notify.map(\.name) == ["ops", "command", "file", "stdout"])
-    #expect(c.notify[1].timeout == Defaults.notifyTimeout)
-    #expect(c.notify[1].maxAge == Defaults.notifyMaxAge)
+    #expect(c.notify[1].timeout == EngineDefaults.notifyTimeout)
+    #expect(c.notify[1].maxAge == EngineDefaults.notifyMaxAge)
     #expect(!c.notify[1].batch)
 
     let prices = try #require(c.source(named: "prices"))

@@ -98,6 +98,21 @@ private func parse(_ text: String, max: Int = Sitemap.maxURLs) -> SitemapDocumen
       ])
   }
 
+  /// Issue 28: one XML reader. A sitemap's references are decoded by the
+  /// feeds' reader, so both read the same text alike: the DOCTYPE's own
+  /// entities, C1 references as windows-1252 (as HTML does), HTML's names
+  /// written without `;`. (The sitemap scanner's own decoder kept the first
+  /// as written and the second as a control character.)
+  @Test func test_issue28_sitemapReferences_decodeAsTheFeedReaderDoes() throws {
+    let loc = "https://example.com/&shop;/caf&eacute;?p=&#x80;5&amp;x=1&nbsp"
+    let document = parse(
+      #"<!DOCTYPE urlset [<!ENTITY shop "boutique">]><urlset><url><loc>\#(loc)</loc></url></urlset>"#)
+    var reader = XMLReader(utf8: Array(#"<!DOCTYPE r [<!ENTITY shop "boutique">]><r>\#(loc)</r>"#.utf8))
+    let fromFeedReader = reader.read().text
+    #expect(fromFeedReader == "https://example.com/boutique/café?p=€5&x=1\u{A0}")
+    #expect(document.entries.map(\.loc) == [fromFeedReader])
+  }
+
   @Test func test_extensionsLocs_areNotTakenForThePage() {
     let document = parse(
       """

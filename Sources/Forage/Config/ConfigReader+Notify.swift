@@ -114,7 +114,7 @@ extension ConfigReader {
   /// `forage.sqlite-wal`, are refused with the channel.)
   mutating func checkFileChannels(_ v: JSONValue?, store: String?) {
     guard case .array(let items)? = v else { return }
-    let store = store ?? Defaults.storePath
+    let store = store ?? EngineDefaults.storePath
     guard SQLiteSideFiles.isFilePath(store) else { return }
     let storePath = Self.lexicalPath(store)
     for (i, item) in items.enumerated() {
@@ -492,8 +492,8 @@ extension NotifyChannel {
     }
     if !passEnv.isEmpty { m.append(("passEnv", .array(passEnv.map(JSONValue.string)))) }
     if batch { m.append(("batch", .bool(true))) }
-    if timeout != Defaults.notifyTimeout { m.append(("timeout", .string(Units.format(timeout)))) }
-    if maxAge != Defaults.notifyMaxAge { m.append(("maxAge", .string(Units.format(maxAge)))) }
+    if timeout != EngineDefaults.notifyTimeout { m.append(("timeout", .string(Units.format(timeout)))) }
+    if maxAge != EngineDefaults.notifyMaxAge { m.append(("maxAge", .string(Units.format(maxAge)))) }
     return .object(m)
   }
 }

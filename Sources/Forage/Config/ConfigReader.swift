@@ -293,7 +293,7 @@ struct ConfigReader {
     set(timeout, \.timeout)
     set(duration(m["connectTimeout"], at: join(path, "connectTimeout")), \.connectTimeout)
     let maxBody = size(m["maxBodySize"], at: join(path, "maxBodySize"))
-    if let maxBody, maxBody > Defaults.maxReadSize {
+    if let maxBody, maxBody > EngineDefaults.maxReadSize {
       problem(
         join(path, "maxBodySize"),
         "must be at most 1GiB (\(Units.formatBytes(maxBody)) given): a page is read into memory to be parsed; "

@@ -8,7 +8,7 @@ extension ForageConfig {
     if let store { top.append(("store", .string(store))) }
     let f = fetch.jsonValue(comparedTo: FetchSettings())
     if case .object(let m) = f, !m.isEmpty { top.append(("fetch", f)) }
-    if removeQueryParameters != Defaults.removedQueryParameters {
+    if removeQueryParameters != EngineDefaults.removedQueryParameters {
       top.append(("removeQueryParameters", .array(removeQueryParameters.map(JSONValue.string))))
     }
     if !tasks.isEmpty { top.append(("tasks", .array(tasks.map(\.jsonValue)))) }

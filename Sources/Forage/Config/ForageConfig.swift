@@ -51,7 +51,7 @@ public struct ForageConfig: Sendable, Hashable {
   ///   config file's top-level `userAgent`).
   public init(
     userAgent: String? = nil, store: String? = nil, fetch: FetchSettings = FetchSettings(),
-    removeQueryParameters: [String] = Defaults.removedQueryParameters,
+    removeQueryParameters: [String] = EngineDefaults.removedQueryParameters,
     tasks: [TaskDefinition] = [], sources: [Source]
   ) {
     self.store = store

@@ -149,9 +149,9 @@ public struct CrawlScope: Sendable, Hashable {
 
   /// A crawl scope; every parameter has its property's meaning, and its default is in `Defaults`.
   public init(
-    follow: String = Defaults.follow, sameHost: Bool = true, allowedDomains: [String] = [],
-    include: [String] = [], exclude: [String] = [], maxDepth: Int = Defaults.maxDepth,
-    maxPages: Int = Defaults.maxPages, revisitAfter: Duration = Defaults.revisitAfter
+    follow: String = EngineDefaults.follow, sameHost: Bool = true, allowedDomains: [String] = [],
+    include: [String] = [], exclude: [String] = [], maxDepth: Int = EngineDefaults.maxDepth,
+    maxPages: Int = EngineDefaults.maxPages, revisitAfter: Duration = EngineDefaults.revisitAfter
   ) {
     self.follow = follow
     self.sameHost = sameHost

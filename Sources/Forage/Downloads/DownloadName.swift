@@ -23,7 +23,7 @@ package enum DownloadName {
   /// - leading dots and spaces go (no hidden files, no `..`), and trailing ones;
   /// - the result is cut to at most `maxLength` UTF-8 bytes, keeping a short
   ///   extension.
-  package static func sanitize(_ raw: String, maxLength: Int = DownloadSettings.Default.maxNameLength) -> String? {
+  package static func sanitize(_ raw: String, maxLength: Int = DownloadDefaults.maxNameLength) -> String? {
     let last = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
     var scalars = String.UnicodeScalarView()
     for scalar in last.unicodeScalars {

@@ -93,7 +93,7 @@ extension Downloads {
   /// and returns what its download tasks must carry.
   ///
   /// - Throws: store errors.
-  public func handOver(limit: Int, session: String, lease: Duration = DownloadSettings.Default.handOverLease) async throws
+  public func handOver(limit: Int, session: String, lease: Duration = DownloadDefaults.handOverLease) async throws
     -> [HandedOverDownload]
   {
     let owner = Self.owner(forSession: session)

@@ -39,8 +39,8 @@ extension Downloads {
       }
     }
     guard !summary.stoppedByBudget, !summary.stoppedOnRequest, !Task.isCancelled else { return }
-    let left = remaining() - Defaults.stopMargin
-    guard left >= Defaults.minimumBudget else { return }
+    let left = remaining() - EngineDefaults.stopMargin
+    guard left >= EngineDefaults.minimumBudget else { return }
     let small = task.kind == .appRefresh ? downloads.settings.smallSize : nil
     do {
       let results = try await downloads.work(

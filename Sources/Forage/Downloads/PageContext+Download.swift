@@ -18,7 +18,7 @@ extension PageContext {
     /// A failure that may pass: retried later, the source's records still stand.
     func transient(_ why: String) -> ProcessedPage {
       ProcessedPage(
-        commit: commit(item, .failed(permanent: false, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
+        commit: commit(item, .failed(permanent: false, maxAttempts: EngineDefaults.maxAttempts), keepsRecords: true),
         kind: .failed, warnings: ["\(url.href): \(why)"])
     }
     do {
@@ -32,7 +32,7 @@ extension PageContext {
       case .queued, .claimed:
         break
       }
-      let results = try await downloads.work(ids: [entry.id], until: deadline - Defaults.stopMargin)
+      let results = try await downloads.work(ids: [entry.id], until: deadline - EngineDefaults.stopMargin)
       switch results[entry.id] {
       case .done?:
         guard let landed = try await downloads.store.download(id: entry.id), let path = landed.path else {
@@ -41,13 +41,13 @@ extension PageContext {
         // Read whole to extract from: a file past the limit stays where it is
         // and is not read (it would not fit the parser, or memory).
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
-        if size > Defaults.maxReadSize {
+        if size > EngineDefaults.maxReadSize {
           return ProcessedPage(
-            commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
+            commit: commit(item, .failed(permanent: true, maxAttempts: EngineDefaults.maxAttempts), keepsRecords: true),
             kind: .failed,
             warnings: [
               "\(url.href): the downloaded file (\(path)) is larger than "
-                + "\(Units.formatBytes(Defaults.maxReadSize)), the most Forage reads to extract from; it was kept"
+                + "\(Units.formatBytes(EngineDefaults.maxReadSize)), the most Forage reads to extract from; it was kept"
             ])
         }
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -124,14 +124,14 @@ extension Engine {
   }
 
   /// The daemon's upkeep until cancelled: a delivery round when a retry is
-  /// due (at least every ``Defaults/daemonDeliveryInterval``), and the
-  /// history pruned every ``Defaults/maintenanceInterval``.
+  /// due (at least every ``EngineDefaults/daemonDeliveryInterval``), and the
+  /// history pruned every ``EngineDefaults/maintenanceInterval``.
   func upkeep(events: @escaping @Sendable (DaemonEvent) -> Void) async {
     let notifier = self.notifier()
     var lastPrune: Date?
     while !Task.isCancelled {
       let now = Date()
-      if lastPrune.map({ now.timeIntervalSince($0) >= Defaults.maintenanceInterval.seconds }) ?? true {
+      if lastPrune.map({ now.timeIntervalSince($0) >= EngineDefaults.maintenanceInterval.seconds }) ?? true {
         lastPrune = now
         do {
           let dropped = try await pruneHistory(now: now)
@@ -140,7 +140,7 @@ extension Engine {
           events(.message("pruning the change history failed: \(error)"))
         }
       }
-      var pause = Defaults.daemonDeliveryInterval.seconds
+      var pause = EngineDefaults.daemonDeliveryInterval.seconds
       if let notifier {
         do {
           let report = try await notifier.deliverDue()

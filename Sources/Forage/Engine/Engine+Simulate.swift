@@ -69,7 +69,7 @@ extension Engine {
       onFinish: { task, _, summary in
         if let summary { transfers.withLock { $0[task.id] = summary.bytes } }
       },
-      dates: { scheduler.now }, progress: progress)
+      now: { scheduler.now }, progress: progress)
     for task in config.tasks {
       if let bytes = recorded.transfers[task.id] ?? task.transfer { scheduler.expectTransfer(bytes, for: task.id) }
       scheduler.register(task.id) { background in

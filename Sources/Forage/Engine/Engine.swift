@@ -67,7 +67,7 @@ public struct Engine: Sendable {
   /// Where a config's store is: its `store` (relative to the config file's
   /// folder), else `forage.sqlite` beside the config.
   public static func storeLocation(for config: ForageConfig, configPath: String) -> String {
-    let name = config.store ?? Defaults.storePath
+    let name = config.store ?? EngineDefaults.storePath
     if name.hasPrefix("/") || name.contains("://") { return name }
     let folder = (configPath as NSString).deletingLastPathComponent
     return folder.isEmpty ? name : (folder as NSString).appendingPathComponent(name)
@@ -105,7 +105,7 @@ public struct Engine: Sendable {
   /// - Parameters:
   ///   - task: a task of the config; its sources and budget are used.
   ///   - budget: replaces the task's budget (default: the task's, else
-  ///     ``Defaults/runBudget``).
+  ///     ``EngineDefaults/runBudget``).
   ///   - stop: stops the launch early the way its budget would.
   ///   - progress: called after each commit with the running totals.
   ///   - log: told what went wrong after a task's crawl (a download that
@@ -199,7 +199,7 @@ extension ForageConfig {
       taskBudget = definition.budget
     }
     _ = try self.sources(named: names, configName: configName)
-    return Launch(task: task ?? "run", sources: names, budget: budget ?? taskBudget ?? Defaults.runBudget)
+    return Launch(task: task ?? "run", sources: names, budget: budget ?? taskBudget ?? EngineDefaults.runBudget)
   }
 
   /// The sources named (every source when nil), in that order.

@@ -1,17 +1,38 @@
 import ForageHTML
 import ForageURL
 
-/// A lenient XML reader for feeds: it builds a tree from whatever it is
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The lenient XML reader of feeds and sitemaps: it reads whatever it is
 /// given and lists what was wrong instead of stopping at the first error,
-/// as feed readers must (real feeds carry HTML entities, bare `&`, unclosed
-/// tags, CDATA that never ends and documents cut short).
+/// as feed and sitemap readers must (real feeds carry HTML entities, bare
+/// `&`, unclosed tags, CDATA that never ends and documents cut short).
+///
+/// Two ways to use it. ``read(base:)`` builds a tree (feeds):
 ///
 ///     var reader = XMLReader(utf8: Array("<rss><channel/></rss>".utf8))
 ///     let root = reader.read()      // the document's children under a nameless root
 ///     reader.problems               // [] for well-formed input
 ///
-/// Not a validating parser: DTDs are read only for their internal general
-/// entities, processing instructions and comments are skipped.
+/// or ``next()`` hands out one token at a time, for a reader that keeps only
+/// a little of a large document (`SitemapParser`: 50,000 entries in 50 MB):
+///
+///     while let token = reader.next() {
+///       switch token {
+///       case .start(let name, _, _): ...
+///       case .text: if wanted { reader.readText(into: &text) }   // else skipped, unread
+///       ...
+///       }
+///     }
+///
+/// The one place XML's character and entity references are decoded (see
+/// ``appendReference(to:)``). Not a validating parser: DTDs are read only
+/// for their internal general entities (at most 256), processing
+/// instructions and comments are skipped.
 ///
 /// - SeeAlso: <https://www.w3.org/TR/xml/>
 struct XMLReader {
@@ -24,21 +45,157 @@ struct XMLReader {
     "xml": "http://www.w3.org/XML/1998/namespace",
   ]
   static let maxProblems = 8
+  /// The most internal DTD entities kept.
+  static let maxEntities = 256
+
+  /// One piece of the document, as ``next()`` reads it.
+  enum Token {
+    /// A start tag (or an empty-element tag, `selfClosing`); attribute
+    /// values decoded, the first of a repeated name kept.
+    case start(name: String, attributes: [(name: String, value: String)], selfClosing: Bool)
+    /// An end tag; its name is empty for `</>` and the like.
+    case end(name: String)
+    /// Character data begins here: ``readText(into:)`` reads it, references
+    /// decoded; the next call of ``next()`` skips it when it was not read.
+    case text
+    /// A CDATA section's content (to the end of the input when it never ends).
+    case cdata(Range<Int>)
+    /// A `<` that starts no markup (`3 < 4`): text for a lenient reader.
+    case bareLessThan
+  }
 
   private let b: [UInt8]
   private var i = 0
+  /// True after ``next()`` returned `.text` until the text is read or skipped.
+  private var textPending = false
   private var entities: [String: String] = [:]
   /// What was wrong, in the order found (at most `maxProblems`, then a count).
   private(set) var problems: [String] = []
   private var extraProblems = 0
 
-  /// A reader of UTF-8 text (decode other encodings first: `FeedDecoding`).
-  init(utf8: [UInt8]) { b = utf8 }
+  /// A reader of UTF-8 text (decode other encodings first: `FeedDecoding`),
+  /// from byte `position` on.
+  init(utf8: [UInt8], from position: Int = 0) {
+    b = utf8
+    i = position
+  }
+
+  /// True when the whole input has been read.
+  var isAtEnd: Bool { i >= b.count }
+
+  /// The bytes of `range` (a `.cdata` token's).
+  func bytes(in range: Range<Int>) -> ArraySlice<UInt8> { b[range] }
 
   mutating func problem(_ p: String) {
     if problems.contains(p) { return }
     if problems.count < XMLReader.maxProblems { problems.append(p) } else { extraProblems += 1 }
   }
+
+  // MARK: - Tokens
+
+  /// The next token, or nil at the end of the input. Comments, processing
+  /// instructions and declarations are skipped (a DOCTYPE's internal
+  /// entities kept for the references that follow).
+  mutating func next() -> Token? {
+    if textPending { skipText() }
+    while i < b.count {
+      guard b[i] == UInt8(ascii: "<") else {
+        textPending = true
+        return .text
+      }
+      if starts("<!--") {
+        skip(past: "-->", what: "comment")
+      } else if starts("<![CDATA[") {
+        i += 9
+        if let end = find("]]>") {
+          defer { i = end + 3 }
+          return .cdata(i..<end)
+        }
+        problem("CDATA section never ends")
+        defer { i = b.count }
+        return .cdata(i..<b.count)
+      } else if starts("<?") {
+        skip(past: "?>", what: "processing instruction")
+      } else if starts("<!") {
+        readDeclaration()
+      } else if starts("</") {
+        i += 2
+        let name = readName()
+        skipUntil(UInt8(ascii: ">"))
+        return .end(name: name)
+      } else if i + 1 < b.count, XMLReader.isNameStart(b[i + 1]) {
+        return readStartTag()
+      } else {
+        i += 1
+        return .bareLessThan
+      }
+    }
+    return nil
+  }
+
+  /// Reads the character data at the reader's position, up to the next
+  /// `<`, onto `out`, references decoded.
+  mutating func readText(into out: inout [UInt8]) {
+    textPending = false
+    while i < b.count {
+      let c = b[i]
+      if c == UInt8(ascii: "<") { return }
+      if c == UInt8(ascii: "&") {
+        appendReference(to: &out)
+      } else {
+        out.append(c)
+        i += 1
+      }
+    }
+  }
+
+  /// Skips the character data at the reader's position, unread.
+  private mutating func skipText() {
+    textPending = false
+    let from = i
+    i = b.withUnsafeBufferPointer { p in
+      guard let base = p.baseAddress, from < p.count,
+        let hit = memchr(base + from, Int32(UInt8(ascii: "<")), p.count - from)
+      else { return p.count }
+      return base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+    }
+  }
+
+  private mutating func readStartTag() -> Token {
+    i += 1
+    let name = readName()
+    var attributes: [(name: String, value: String)] = []
+    var selfClosing = false
+    attributes: while true {
+      skipSpace()
+      guard i < b.count else { break }
+      switch b[i] {
+      case UInt8(ascii: ">"): i += 1; break attributes
+      case UInt8(ascii: "/"):
+        i += 1
+        if i < b.count && b[i] == UInt8(ascii: ">") { i += 1; selfClosing = true; break attributes }
+      case UInt8(ascii: "<"):
+        problem("<\(name)> tag not closed")
+        break attributes
+      default:
+        let a = readName()
+        if a.isEmpty { i += 1; continue }
+        skipSpace()
+        var value = ""
+        if i < b.count && b[i] == UInt8(ascii: "=") {
+          i += 1
+          skipSpace()
+          value = readAttributeValue()
+        } else {
+          problem("attribute \(a) without a value")
+        }
+        if !attributes.contains(where: { $0.name == a }) { attributes.append((a, value)) }
+      }
+    }
+    return .start(name: name, attributes: attributes, selfClosing: selfClosing)
+  }
+
+  // MARK: - The tree
 
   /// Reads the whole input into a tree under a root element with an empty
   /// name, whose `base` (for `xml:base`) is `base`.
@@ -52,37 +209,16 @@ struct XMLReader {
       stack.last!.children.append(.text(String(decoding: text, as: UTF8.self)))
       text.removeAll(keepingCapacity: true)
     }
-    while i < b.count {
-      let c = b[i]
-      if c == UInt8(ascii: "&") {
-        appendReference(to: &text)
-        continue
-      }
-      guard c == UInt8(ascii: "<") else {
-        text.append(c)
-        i += 1
-        continue
-      }
-      if starts("<!--") {
-        skip(past: "-->", what: "comment")
-      } else if starts("<![CDATA[") {
-        i += 9
-        if let end = find("]]>") {
-          text.append(contentsOf: b[i..<end])
-          i = end + 3
-        } else {
-          problem("CDATA section never ends")
-          text.append(contentsOf: b[i...])
-          i = b.count
-        }
-      } else if starts("<?") {
-        skip(past: "?>", what: "processing instruction")
-      } else if starts("<!") {
-        readDeclaration()
-      } else if starts("</") {
-        i += 2
-        let name = readName()
-        skipUntil(UInt8(ascii: ">"))
+    while let token = next() {
+      switch token {
+      case .text:
+        readText(into: &text)
+      case .cdata(let range):
+        text.append(contentsOf: b[range])
+      case .bareLessThan:
+        problem("a bare < in text")
+        text.append(UInt8(ascii: "<"))
+      case .end(let name):
         guard !name.isEmpty else {
           problem("an end tag without a name")
           continue
@@ -97,38 +233,8 @@ struct XMLReader {
         } else {
           problem("</\(name)> closes nothing")
         }
-      } else if i + 1 < b.count, XMLReader.isNameStart(b[i + 1]) {
+      case .start(let name, let attributes, let selfClosing):
         flush(stack, &text)
-        i += 1
-        let name = readName()
-        var attributes: [(name: String, value: String)] = []
-        var selfClosing = false
-        attributes: while true {
-          skipSpace()
-          guard i < b.count else { break }
-          switch b[i] {
-          case UInt8(ascii: ">"): i += 1; break attributes
-          case UInt8(ascii: "/"):
-            i += 1
-            if i < b.count && b[i] == UInt8(ascii: ">") { i += 1; selfClosing = true; break attributes }
-          case UInt8(ascii: "<"):
-            problem("<\(name)> tag not closed")
-            break attributes
-          default:
-            let a = readName()
-            if a.isEmpty { i += 1; continue }
-            skipSpace()
-            var value = ""
-            if i < b.count && b[i] == UInt8(ascii: "=") {
-              i += 1
-              skipSpace()
-              value = readAttributeValue()
-            } else {
-              problem("attribute \(a) without a value")
-            }
-            if !attributes.contains(where: { $0.name == a }) { attributes.append((a, value)) }
-          }
-        }
         let e = XMLElement(name: name, attributes: attributes)
         let parent = stack.last!
         parent.children.append(.element(e))
@@ -140,11 +246,6 @@ struct XMLReader {
             stack.append(e)
           }
         }
-        if i >= b.count && !selfClosing { break }
-      } else {
-        problem("a bare < in text")
-        text.append(c)
-        i += 1
       }
     }
     flush(stack, &text)
@@ -272,9 +373,6 @@ struct XMLReader {
     return String(decoding: out, as: UTF8.self)
   }
 
-  /// Reads `&…` at `i`: a character reference, one of XML's five, an entity
-  /// of the internal DTD, an HTML named reference (reported: XML does not
-  /// declare it) or a bare `&` (reported, kept as text).
   /// An `&` that starts no reference: kept as text, and reported.
   private mutating func bareAmpersand(to out: inout [UInt8]) {
     problem("a bare & in text")
@@ -282,6 +380,11 @@ struct XMLReader {
     i += 1
   }
 
+  /// Reads `&…` at the reader's position onto `out`: a character reference
+  /// (C1 controls read as windows-1252, as HTML does; zero as U+FFFD), one
+  /// of XML's five, an entity of the internal DTD, an HTML named reference
+  /// (reported: XML does not declare it; without `;` too) or a bare `&`
+  /// (reported, kept as text). An unknown `&name;` is kept as written.
   private mutating func appendReference(to out: inout [UInt8]) {
     var k = i + 1
     if k < b.count && b[k] == UInt8(ascii: "#") {
@@ -357,7 +460,7 @@ struct XMLReader {
         skipSpace()
         if i < b.count && (b[i] == UInt8(ascii: "\"") || b[i] == UInt8(ascii: "'")) {
           let value = readAttributeValue()
-          if !name.isEmpty && entities[name] == nil && entities.count < 256 { entities[name] = value }
+          if !name.isEmpty && entities[name] == nil && entities.count < XMLReader.maxEntities { entities[name] = value }
         }
         skipUntil(UInt8(ascii: ">"))
       } else if depth > 0 && starts("<!--") {

@@ -1,4 +1,5 @@
 import ForageHTML
+import ForageSupport
 
 /// An element of a leniently read XML document (see `XMLReader`).
 ///
@@ -93,12 +94,12 @@ final class XMLElement {
     func write(_ nodes: [XMLNode]) {
       for n in nodes {
         switch n {
-        case .text(let t): out += XMLElement.escape(t, quotes: false)
+        case .text(let t): out += MarkupText.escaped(t, quotes: .none)
         case .element(let e):
           let name = dropPrefixes ? e.local : e.name
           out += "<" + name
           for a in e.attributes where !(dropPrefixes && (a.name == "xmlns" || a.name.hasPrefix("xmlns:"))) {
-            out += " " + a.name + "=\"" + XMLElement.escape(a.value, quotes: true) + "\""
+            out += " " + a.name + "=\"" + MarkupText.escaped(a.value, quotes: .double) + "\""
           }
           if e.children.isEmpty && XMLReader.htmlVoid.contains(e.local.lowercased()) {
             out += " />"
@@ -111,21 +112,6 @@ final class XMLElement {
       }
     }
     write(children)
-    return out
-  }
-
-  static func escape(_ s: String, quotes: Bool) -> String {
-    var out = ""
-    out.reserveCapacity(s.utf8.count)
-    for c in s.unicodeScalars {
-      switch c {
-      case "&": out += "&amp;"
-      case "<": out += "&lt;"
-      case ">": out += "&gt;"
-      case "\"" where quotes: out += "&quot;"
-      default: out.unicodeScalars.append(c)
-      }
-    }
     return out
   }
 }

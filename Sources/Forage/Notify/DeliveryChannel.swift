@@ -116,7 +116,7 @@ struct WebhookChannel: DeliveryChannel {
     let timestamp = Int(date.timeIntervalSince1970)
     var headers: HTTPHeaders = [:]
     headers["Content-Type"] = "application/json"
-    headers["User-Agent"] = FetchSettings.Default.userAgent
+    headers["User-Agent"] = FetchDefaults.userAgent
     headers["webhook-id"] = messageID
     headers["webhook-timestamp"] = String(timestamp)
     switch secret {
@@ -127,7 +127,7 @@ struct WebhookChannel: DeliveryChannel {
       return .failed(problem.message)
     }
     let limits = TransferLimits(
-      timeout: timeout, connectTimeout: min(timeout, FetchSettings.Default.connectTimeout),
+      timeout: timeout, connectTimeout: min(timeout, FetchDefaults.connectTimeout),
       maxBodySize: 64 * 1024, truncateBody: true)
     let request = Request(url: target, method: "POST", headers: headers, body: body, limits: limits)
     let response: Response

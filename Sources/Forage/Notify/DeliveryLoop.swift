@@ -7,7 +7,7 @@ import ForageSupport
 ///
 /// At `until`, or when the launch is asked to stop (`stop`), delivery stops
 /// the way fetches do: no new attempt starts, the attempts in flight get
-/// ``Defaults/grace`` to finish, and then they are abandoned (a command's
+/// ``EngineDefaults/grace`` to finish, and then they are abandoned (a command's
 /// process group gets SIGTERM, then SIGKILL a second later; a webhook's
 /// request is cancelled). Cancelling the launch abandons them at once. An
 /// abandoned notification is neither delivered nor failed: its claim is
@@ -54,7 +54,7 @@ final class DeliveryLoop: Sendable {
       if Task.isCancelled { return }
       halted.withLock { $0 = true }
       signal.halt()
-      try? await Task.sleep(for: Defaults.grace)
+      try? await Task.sleep(for: EngineDefaults.grace)
       if Task.isCancelled { return }
       task.cancel()
     }

@@ -33,14 +33,14 @@ public final class Notifier: Sendable {
   ///   - environment: where webhook secrets are read (`secretEnv`).
   ///   - firstRetry: about how long the first retry waits; each later one
   ///     waits twice as long as the one before, up to
-  ///     ``Defaults/notifyLongestRetry``.
+  ///     ``EngineDefaults/notifyLongestRetry``.
   ///   - now: the clock of the outbox's dates (a simulator passes its own).
   ///   - localNotifications: what shows the `local` channel's notifications
   ///     (an iOS app's `ForageBackgroundTasks`); nil where there is none.
   public init(
     config: ForageConfig, store: any Store, transport: any Transport, directory: String? = nil,
     environment: [String: String] = ProcessInfo.processInfo.environment,
-    firstRetry: Duration = Defaults.notifyFirstRetry, now: @escaping @Sendable () -> Date = { Date() },
+    firstRetry: Duration = EngineDefaults.notifyFirstRetry, now: @escaping @Sendable () -> Date = { Date() },
     localNotifications: (any LocalNotificationPresenter)? = nil
   ) {
     self.now = now
@@ -140,7 +140,7 @@ public final class Notifier: Sendable {
 
   /// The lease of a claim: long enough for the slowest channel's attempt.
   var leaseSeconds: Double {
-    let longest = channels.values.map(\.settings.timeout).max() ?? Defaults.notifyTimeout
+    let longest = channels.values.map(\.settings.timeout).max() ?? EngineDefaults.notifyTimeout
     return longest.seconds * 2 + 60
   }
 
@@ -260,14 +260,14 @@ public final class Notifier: Sendable {
 
   /// The wait before retry `attempt + 1`: the first retry after about
   /// `first`, each later one twice as long, at most
-  /// ``Defaults/notifyLongestRetry``, each drawn between half and all of
+  /// ``EngineDefaults/notifyLongestRetry``, each drawn between half and all of
   /// that (jitter, so that many notifications failing together do not all
   /// come back at once).
   static func backoff(
-    attempt: Int, first: Duration = Defaults.notifyFirstRetry, random: Double = Double.random(in: 0.5...1)
+    attempt: Int, first: Duration = EngineDefaults.notifyFirstRetry, random: Double = Double.random(in: 0.5...1)
   ) -> Duration {
     let first = first.seconds
-    let cap = Defaults.notifyLongestRetry.seconds
+    let cap = EngineDefaults.notifyLongestRetry.seconds
     let full = min(cap, first * pow(2, Double(min(max(attempt, 0), 30))))
     return .milliseconds(Int64(full * random * 1000))
   }

@@ -55,8 +55,8 @@ public struct NotifyChannel: Sendable, Hashable {
 
   /// A channel delivering to `target`; an unnamed one is called by its type.
   public init(
-    name: String? = nil, target: Target, batch: Bool = false, timeout: Duration = Defaults.notifyTimeout,
-    maxAge: Duration = Defaults.notifyMaxAge, env: [String: String] = [:], passEnv: [String] = []
+    name: String? = nil, target: Target, batch: Bool = false, timeout: Duration = EngineDefaults.notifyTimeout,
+    maxAge: Duration = EngineDefaults.notifyMaxAge, env: [String: String] = [:], passEnv: [String] = []
   ) {
     self.name = name ?? target.typeName
     self.target = target

@@ -29,6 +29,15 @@ extension Report {
 
   static let outcomeOrder = ["completed", "budget", "interrupted", "failed", "unfinished"]
 
+  /// A launch's device conditions in words: `charging · wifi`,
+  /// `battery 54% · cellular · Low Power Mode`.
+  static func conditionsText(_ c: DeviceConditions) -> String {
+    var parts = [c.isCharging ? "charging" : "battery \(Int((c.batteryLevel * 100).rounded()))%", c.network.description]
+    if c.isLowPowerModeEnabled { parts.append("Low Power Mode") }
+    if c.thermalState != .nominal { parts.append("thermal \(c.thermalState.rawValue)") }
+    return parts.joined(separator: " · ")
+  }
+
   /// Where `date` falls on a chart `width` wide covering the window.
   func x(_ date: Date, width: Double = 1000) -> Double {
     let (start, seconds) = window
@@ -89,9 +98,9 @@ extension Report {
         h += "aria-label=\"device conditions at each launch of \(esc(task.id))\">"
         for l in shown.reversed() {
           guard let c = l.conditions else { continue }
-          let kind = c.lowPowerMode ? "c-lowpower" : c.charging ? "c-charging" : "c-battery"
+          let kind = c.isLowPowerModeEnabled ? "c-lowpower" : c.isCharging ? "c-charging" : "c-battery"
           h += "<rect class=\"\(kind)\" x=\"\(coord(min(x(l.startedAt), 996)))\" y=\"0\" width=\"4\" height=\"8\">"
-          h += "<title>\(esc(c.summary))</title></rect>"
+          h += "<title>\(esc(Report.conditionsText(c)))</title></rect>"
         }
         h += "</svg>\n"
       } else {
@@ -109,7 +118,7 @@ extension Report {
           h += "<td><i class=\"sw \(Report.outcomeClass(l.outcome))\"></i>\(Report.outcomeLabel(l.outcome))</td>"
           h += "<td class=\"n\">\(esc(l.seconds.map(ageText) ?? "–"))</td><td class=\"n\">\(l.pagesFetched)</td>"
           h += "<td class=\"n\">\(l.pagesFailed)</td><td class=\"n\">\(l.notificationsDelivered)</td>"
-          h += "<td>\(esc(l.conditions?.summary ?? "–"))</td></tr>\n"
+          h += "<td>\(esc(l.conditions.map(Report.conditionsText) ?? "–"))</td></tr>\n"
         }
         h += "</tbody></table></div></details>\n"
       }

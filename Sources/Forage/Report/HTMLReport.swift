@@ -1,6 +1,7 @@
 import Foundation
 import ForageScheduler
 import ForageStore
+import ForageSupport
 
 /// A store as one self-contained HTML page (`forage report`): a timeline of
 /// each task's launches, how old each source's data was over time (and, with
@@ -173,25 +174,10 @@ struct Report {
 // MARK: Text
 
 /// Escapes `& < > " '` so `text` shows as itself in HTML or SVG text and in
-/// a double- or single-quoted attribute.
-func esc(_ text: String) -> String {
-  var out = ""
-  out.reserveCapacity(text.utf8.count)
-  for scalar in text.unicodeScalars {
-    switch scalar {
-    case "&": out += "&amp;"
-    case "<": out += "&lt;"
-    case ">": out += "&gt;"
-    case "\"": out += "&quot;"
-    case "'": out += "&#39;"
-    // Control characters other than tab and newline are not allowed in
-    // HTML text; show them as the replacement character.
-    case "\u{0}"..."\u{8}", "\u{B}", "\u{C}", "\u{E}"..."\u{1F}", "\u{7F}": out += "\u{FFFD}"
-    default: out.unicodeScalars.append(scalar)
-    }
-  }
-  return out
-}
+/// a double- or single-quoted attribute; control characters other than tab
+/// and newline, which HTML text may not hold, show as the replacement
+/// character.
+func esc(_ text: String) -> String { MarkupText.escaped(text, quotes: .both, replacingControls: true) }
 
 /// `2026-12-01 09:14:03Z`.
 func dateText(_ date: Date) -> String { ISODate.string(date).replacingOccurrences(of: "T", with: " ") }

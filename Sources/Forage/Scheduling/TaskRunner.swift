@@ -25,7 +25,7 @@ public struct TaskRunner: Sendable {
   let log: SchedulerLog
   let onFinish: (@Sendable (TaskDefinition, LaunchPlan, RunSummary?) -> Void)?
   /// The date of what launches store (the wall clock, or a simulator's).
-  let dates: @Sendable () -> Date
+  let now: @Sendable () -> Date
   /// Called as a launch's job commits, with its running totals.
   let progress: (@Sendable (TaskDefinition, RunSummary) -> Void)?
   /// What shows the `local` channel's notifications (an iOS app's).
@@ -47,7 +47,7 @@ public struct TaskRunner: Sendable {
   ///     writes to standard error or output.
   ///   - onFinish: called after each launch with its plan and summary
   ///     (nil when the job failed), e.g. to print a line.
-  ///   - dates: the date of what launches store: the wall clock, or a
+  ///   - now: the date of what launches store: the wall clock, or a
   ///     simulated scheduler's virtual one (its history then reads in
   ///     simulated time).
   ///   - progress: called as a launch's job commits, with its running
@@ -57,12 +57,12 @@ public struct TaskRunner: Sendable {
   public init(
     config: ForageConfig, store: any Store, transport: any Transport, log: SchedulerLog = .silent,
     onFinish: (@Sendable (TaskDefinition, LaunchPlan, RunSummary?) -> Void)? = nil,
-    dates: @escaping @Sendable () -> Date = { Date() },
+    now: @escaping @Sendable () -> Date = { Date() },
     progress: (@Sendable (TaskDefinition, RunSummary) -> Void)? = nil,
     localNotifications: (any LocalNotificationPresenter)? = nil
   ) {
     self.localNotifications = localNotifications
-    self.dates = dates
+    self.now = now
     self.progress = progress
     self.config = config
     self.store = store
@@ -181,9 +181,9 @@ public struct TaskRunner: Sendable {
     }
     let notifier = localNotifications.flatMap { presenter in
       config.notify.isEmpty
-        ? nil : Notifier(config: config, store: store, transport: transport, now: dates, localNotifications: presenter)
+        ? nil : Notifier(config: config, store: store, transport: transport, now: self.now, localNotifications: presenter)
     }
-    let job = Job(config: config, store: store, transport: transport, notifier: notifier, now: dates)
+    let job = Job(config: config, store: store, transport: transport, notifier: notifier, now: self.now)
     do {
       let progress = self.progress
       // A continued-processing launch shows its progress in pages, after
@@ -207,7 +207,7 @@ public struct TaskRunner: Sendable {
       let summary = try await job.run(
         sources: plan.sources, task: task.id, budget: background.remainingBudget,
         concurrencyLimit: plan.concurrencyLimit, recoveringClaims: false,
-        conditions: LaunchConditions(background.conditions), progress: report)
+        conditions: background.conditions, progress: report)
       if continued { reportPages(summary, done: !summary.stoppedByBudget) }
       let refreshed = TaskRunner.refreshedSources(summary)
       background.reportRefreshed(sources: refreshed)
@@ -216,7 +216,7 @@ public struct TaskRunner: Sendable {
         ? { @Sendable done, total in background.updateProgress(completedUnitCount: done, totalUnitCount: total) } : nil
       await TaskRunner.afterCrawl(
         task, summary: summary, config: config, store: store, fetcher: job.fetcher,
-        remaining: { background.remainingBudget }, progress: downloadProgress, log: log, now: dates())
+        remaining: { background.remainingBudget }, progress: downloadProgress, log: log, now: self.now())
       onFinish?(task, plan, summary)
       if summary.stoppedByBudget { throw CancellationError() }
       // A launch that left a planned source unrefreshed (every page failed,
@@ -333,14 +333,5 @@ public struct LaunchPlan: Sendable, Hashable {
     } else {
       concurrencyLimit = nil
     }
-  }
-}
-
-extension LaunchConditions {
-  /// The store's words for a scheduler's device conditions.
-  public init(_ c: DeviceConditions) {
-    self.init(
-      charging: c.isCharging, batteryLevel: c.batteryLevel, network: c.network.description,
-      lowPowerMode: c.isLowPowerModeEnabled, thermalState: c.thermalState.rawValue)
   }
 }

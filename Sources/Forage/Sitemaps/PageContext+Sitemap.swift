@@ -87,7 +87,7 @@ extension PageContext {
     guard (200..<300).contains(response.status) else {
       let permanent = PageContext.isPermanentFailure(status: response.status)
       return ProcessedPage(
-        commit: commit(item, .failed(permanent: permanent, maxAttempts: Defaults.maxAttempts), page: page),
+        commit: commit(item, .failed(permanent: permanent, maxAttempts: EngineDefaults.maxAttempts), page: page),
         kind: .failed, bytes: bytes, warnings: ["\(name): HTTP \(response.status)"])
     }
     var warnings: [String] = []

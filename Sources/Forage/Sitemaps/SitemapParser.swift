@@ -1,5 +1,4 @@
 import Foundation
-import ForageHTML
 import ForageURL
 
 /// One `<url>` of a urlset or `<sitemap>` of an index (or a line of a text
@@ -47,7 +46,8 @@ struct SitemapDocument: Sendable, Hashable {
 /// are not taken for the page. Broken markup is read as far as it goes: an
 /// unclosed `<url>` is closed by the next one, a document cut short keeps
 /// every entry whose `<loc>` was complete, entities (`&amp;`, numeric
-/// references, HTML's named ones) are decoded, and a byte order mark,
+/// references, HTML's named ones) are decoded (by the feeds' ``XMLReader``,
+/// whose tokens the scan reads), and a byte order mark,
 /// whitespace or comments before the declaration are skipped. A file whose
 /// first character is not `<` is read as a text sitemap: one absolute URL
 /// per line. An RSS or Atom root is read as a feed (the protocol allows
@@ -76,8 +76,9 @@ enum SitemapParser {
     while start < bytes.count && isSpace(bytes[start]) { start += 1 }
     if start == bytes.count { return SitemapDocument(kind: .unknown("the file is empty")) }
     if bytes[start] != UInt8(ascii: "<") { return readText(bytes, from: start, maxEntries: maxEntries) }
-    var scanner = Scanner(position: start, maxEntries: maxEntries)
-    var document = bytes.withUnsafeBufferPointer { scanner.scan($0) }
+    var reader = XMLReader(utf8: bytes, from: start)
+    var scanner = Scanner(maxEntries: maxEntries)
+    var document = scanner.scan(&reader)
     if case .unknown(let root) = document.kind, ["rss", "feed", "rdf", "rdf:rdf"].contains(root.lowercased()),
       let url
     {
@@ -160,9 +161,11 @@ enum SitemapParser {
 
   // MARK: XML
 
-  /// The single pass over an XML sitemap.
+  /// The single pass over an XML sitemap, over the feed reader's tokens
+  /// (``XMLReader/next()``): the tokenizer and its reference decoding are
+  /// the feeds', only what is kept differs. Text outside `<loc>` and
+  /// `<lastmod>` is skipped unread.
   struct Scanner {
-    var i: Int
     let maxEntries: Int
     var document = SitemapDocument(kind: .unknown(""))
     /// Open elements' local names, lowercased (the root first); no more
@@ -181,63 +184,45 @@ enum SitemapParser {
     var tooLong = 0
     var badMarkup = 0
 
-    init(position: Int, maxEntries: Int) {
-      self.i = position
+    init(maxEntries: Int) {
       self.maxEntries = maxEntries
     }
 
-    mutating func scan(_ b: UnsafeBufferPointer<UInt8>) -> SitemapDocument {
+    mutating func scan(_ reader: inout XMLReader) -> SitemapDocument {
       var rootSeen = false
-      scanning: while i < b.count {
-        if b[i] != UInt8(ascii: "<") {
-          // Text up to the next tag; kept only inside <loc> or <lastmod>.
-          let next = Scanner.find(UInt8(ascii: "<"), in: b, from: i)
-          if capturing != nil { appendText(b, i..<next) }
-          i = next
-          continue
-        }
-        if Scanner.starts(b, i, "<!--") {
-          i = Scanner.find("-->", in: b, from: i + 4).map { $0 + 3 } ?? b.count
-        } else if Scanner.starts(b, i, "<![CDATA[") {
-          let end = Scanner.find("]]>", in: b, from: i + 9) ?? b.count
-          if capturing != nil { text.append(contentsOf: b[(i + 9)..<end]) }
-          i = min(b.count, end + 3)
-        } else if Scanner.starts(b, i, "<?") {
-          i = Scanner.find("?>", in: b, from: i + 2).map { $0 + 2 } ?? b.count
-        } else if Scanner.starts(b, i, "<!") {
-          skipDeclaration(b)
-        } else if i + 1 < b.count && b[i + 1] == UInt8(ascii: "/") {
-          let name = readTagName(b, from: i + 2)
-          i = min(b.count, Scanner.find(UInt8(ascii: ">"), in: b, from: i + 2) + 1)
-          endCapture()
-          close(name)
-        } else if i + 1 < b.count && XMLReader.isNameStart(b[i + 1]) {
-          let name = readTagName(b, from: i + 1)
-          let tagEnd = Scanner.find(UInt8(ascii: ">"), in: b, from: i + 1)
-          let selfClosing = tagEnd < b.count && tagEnd > i && b[tagEnd - 1] == UInt8(ascii: "/")
-          i = min(b.count, tagEnd + 1)
-          endCapture()
-          if !rootSeen {
-            rootSeen = true
-            switch name {
-            case "urlset": document.kind = .urlset
-            case "sitemapindex": document.kind = .index
-            default:
-              document.kind = .unknown(name)
-              break scanning
-            }
-            open.append(name)
-            continue
-          }
-          if !start(name, selfClosing: selfClosing) { break scanning }
-        } else {
+      scanning: while let token = reader.next() {
+        switch token {
+        case .text:
+          // Kept only inside <loc> or <lastmod>, and a loc far over the limit is not worth gathering.
+          if capturing != nil && text.count <= SitemapParser.maxURLLength * 2 { reader.readText(into: &text) }
+        case .cdata(let range):
+          if capturing != nil { text.append(contentsOf: reader.bytes(in: range)) }
+        case .bareLessThan:
           // A bare < in text: kept as text.
           badMarkup += 1
           if capturing != nil { text.append(UInt8(ascii: "<")) }
-          i += 1
+        case .end(let name):
+          endCapture()
+          close(Scanner.localName(name))
+        case .start(let name, _, let selfClosing):
+          endCapture()
+          let local = Scanner.localName(name)
+          if !rootSeen {
+            rootSeen = true
+            switch local {
+            case "urlset": document.kind = .urlset
+            case "sitemapindex": document.kind = .index
+            default:
+              document.kind = .unknown(local)
+              break scanning
+            }
+            open.append(local)
+            continue
+          }
+          if !start(local, selfClosing: selfClosing) { break scanning }
         }
       }
-      if i >= b.count {
+      if reader.isAtEnd {
         // The end of the input: an entry whose <loc> was read is kept.
         capturing = nil
         finishEntry()
@@ -328,106 +313,22 @@ enum SitemapParser {
       document.entries.append(SitemapEntry(loc: loc, lastModified: lastmod.flatMap(SitemapDate.parse)))
     }
 
-    /// Appends text, decoding references.
-    mutating func appendText(_ b: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
-      // A loc far over the limit is not worth gathering.
-      if text.count > SitemapParser.maxURLLength * 2 { return }
-      var k = range.lowerBound
-      while k < range.upperBound {
-        let c = b[k]
-        if c == UInt8(ascii: "&") {
-          k = appendReference(b, at: k, end: range.upperBound)
-        } else {
-          text.append(c)
-          k += 1
+    /// A tag's local name, lowercased (`image:LOC` → `loc`): the root and
+    /// its children are matched without regard to prefix or case.
+    static func localName(_ name: String) -> String {
+      var name = name
+      // Most names have neither a prefix nor upper case: returned as they are, uncopied.
+      let changed: String? = name.withUTF8 { p in
+        var start = 0
+        for k in 0..<p.count where p[k] == UInt8(ascii: ":") { start = k + 1 }
+        let local = UnsafeBufferPointer(rebasing: p[start...])
+        guard start > 0 || local.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return nil }
+        return String(unsafeUninitializedCapacity: local.count) { out in
+          for k in 0..<local.count { out[k] = local[k] >= 0x41 && local[k] <= 0x5A ? local[k] | 0x20 : local[k] }
+          return local.count
         }
       }
-    }
-
-    /// Decodes `&…;` at `k`: XML's five, numeric references, HTML's named
-    /// ones; anything else is kept as written. Returns where the text goes on.
-    mutating func appendReference(_ b: UnsafeBufferPointer<UInt8>, at k: Int, end: Int) -> Int {
-      var semicolon = k + 1
-      while semicolon < end && semicolon - k <= 32 && b[semicolon] != UInt8(ascii: ";") { semicolon += 1 }
-      guard semicolon < end, b[semicolon] == UInt8(ascii: ";"), semicolon > k + 1 else {
-        text.append(UInt8(ascii: "&"))
-        return k + 1
-      }
-      let name = String(decoding: UnsafeBufferPointer(rebasing: b[(k + 1)..<semicolon]), as: UTF8.self)
-      var value: String?
-      switch name {
-      case "amp": value = "&"
-      case "lt": value = "<"
-      case "gt": value = ">"
-      case "quot": value = "\""
-      case "apos": value = "'"
-      default:
-        if name.hasPrefix("#") {
-          let digits = name.dropFirst()
-          let code = digits.first == "x" || digits.first == "X" ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits)
-          if let code, code != 0, let scalar = Unicode.Scalar(code) { value = String(Character(scalar)) }
-        } else {
-          value = HTMLNamedReference.value(of: name)
-        }
-      }
-      guard let value else {
-        text.append(UInt8(ascii: "&"))
-        return k + 1
-      }
-      text.append(contentsOf: Array(value.utf8))
-      return semicolon + 1
-    }
-
-    /// Skips `<!DOCTYPE …>` with its internal subset, or any other `<!…>`.
-    mutating func skipDeclaration(_ b: UnsafeBufferPointer<UInt8>) {
-      var depth = 0
-      var k = i + 2
-      while k < b.count {
-        let c = b[k]
-        if c == UInt8(ascii: "[") { depth += 1 }
-        else if c == UInt8(ascii: "]") { depth -= 1 }
-        else if c == UInt8(ascii: ">") && depth <= 0 { break }
-        k += 1
-      }
-      i = min(b.count, k + 1)
-    }
-
-    /// The local name of the tag at `from`, lowercased (`image:LOC` → `loc`).
-    func readTagName(_ b: UnsafeBufferPointer<UInt8>, from: Int) -> String {
-      var k = from
-      var localStart = from
-      while k < b.count && XMLReader.isNameChar(b[k]) {
-        if b[k] == UInt8(ascii: ":") { localStart = k + 1 }
-        k += 1
-      }
-      var name = [UInt8](UnsafeBufferPointer(rebasing: b[localStart..<k]))
-      for j in name.indices where name[j] >= 0x41 && name[j] <= 0x5A { name[j] |= 0x20 }
-      return String(decoding: name, as: UTF8.self)
-    }
-
-    static func starts(_ b: UnsafeBufferPointer<UInt8>, _ at: Int, _ s: StaticString) -> Bool {
-      let n = s.utf8CodeUnitCount
-      guard at + n <= b.count else { return false }
-      for k in 0..<n where b[at + k] != s.utf8Start[k] { return false }
-      return true
-    }
-
-    /// The index of the next `byte` at or after `from`, or the end.
-    static func find(_ byte: UInt8, in b: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
-      guard from < b.count, let base = b.baseAddress else { return b.count }
-      guard let hit = memchr(base + from, Int32(byte), b.count - from) else { return b.count }
-      return base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-    }
-
-    /// The index of the next `s` at or after `from`, or nil.
-    static func find(_ s: StaticString, in b: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
-      var k = from
-      while true {
-        k = find(s.utf8Start[0], in: b, from: k)
-        if k >= b.count { return nil }
-        if starts(b, k, s) { return k }
-        k += 1
-      }
+      return changed ?? name
     }
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ForageScheduler
 import ForageStore
 import ForageSupport
 
@@ -30,7 +31,7 @@ public struct StoreStatus: Sendable, Codable, Hashable {
     /// Notifications it delivered.
     public var notificationsDelivered = 0
     /// The device's state when it began, when a scheduler launched it.
-    public var conditions: LaunchConditions?
+    public var conditions: DeviceConditions?
   }
 
   /// A task: its last launches and its pending request.
