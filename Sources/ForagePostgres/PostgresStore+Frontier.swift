@@ -48,6 +48,12 @@ extension PostgresStore {
   /// by id. Rows another worker is claiming at this instant are skipped
   /// (`FOR UPDATE SKIP LOCKED`), so workers neither share nor wait.
   ///
+  /// One statement: the queued entries come in claim order from a partial
+  /// index (`frontier_queued`), the expired claims from another
+  /// (`frontier_claimed_by_lease`), and the rows are updated by primary key;
+  /// a state test joined by OR made the server sort every queued entry of
+  /// the crawl at each claim.
+  ///
   /// - Throws: `StoreError` when a statement fails.
   public func claim(crawl: Int64, limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
     -> [FrontierItem]
@@ -56,14 +62,17 @@ extension PostgresStore {
     let items = try await run { db in
       let result = try db.query(
         """
+        WITH queued AS (
+          SELECT id, depth FROM frontier WHERE crawl = $1 AND state = 'queued'
+          ORDER BY depth, id LIMIT $5 FOR UPDATE SKIP LOCKED
+        ), expired AS (
+          SELECT id, depth FROM frontier WHERE crawl = $1 AND state = 'claimed' AND lease_until < $4
+          ORDER BY depth, id LIMIT $5 FOR UPDATE SKIP LOCKED
+        )
         UPDATE frontier f SET state = 'claimed', owner = $2, lease_until = $3
-        FROM (
-          SELECT id FROM frontier
-          WHERE crawl = $1 AND (state = 'queued' OR (state = 'claimed' AND lease_until < $4))
-          ORDER BY depth, id LIMIT $5
-          FOR UPDATE SKIP LOCKED
-        ) picked
-        WHERE f.id = picked.id
+        WHERE f.id = ANY (ARRAY(
+          SELECT id FROM (SELECT id, depth FROM queued UNION ALL SELECT id, depth FROM expired) picked
+          ORDER BY depth, id LIMIT $5))
         RETURNING f.id, f.url, f.fingerprint, f.depth, f.attempts, f.lastmod
         """,
         [.int(crawl), .text(owner), .date(leaseUntil), .date(now), .int(limit)])

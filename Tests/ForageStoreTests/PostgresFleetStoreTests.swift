@@ -107,27 +107,69 @@ struct PostgresFleetStoreTests {
     }
   }
 
+  /// One ticket of `host` for `owner`, or nil (the old one-at-a-time call).
+  func ticket(
+    _ store: PostgresStore, _ host: String, _ owner: String, concurrency: Int, delay: Duration = .zero,
+    lease: Duration = .seconds(60)
+  ) async throws -> Int64? {
+    try await store.takeHostTickets(
+      host: host, owner: owner, concurrency: concurrency, delay: delay, count: 1, lease: lease, returning: []
+    ).first
+  }
+
   @Test func test_hostTickets_boundConcurrency_spaceStarts_andExpire() async throws {
     try await withTwoWorkers { a, b in
       let host = "http://example.com"
-      let one = try await a.takeHostTicket(host: host, owner: "a", concurrency: 2, delay: .zero, lease: .seconds(60))
-      let two = try await b.takeHostTicket(host: host, owner: "b", concurrency: 2, delay: .zero, lease: .seconds(60))
+      let one = try await ticket(a, host, "a", concurrency: 2)
+      let two = try await ticket(b, host, "b", concurrency: 2)
       #expect(one != nil && two != nil && one != two)
-      #expect(try await a.takeHostTicket(host: host, owner: "a", concurrency: 2, delay: .zero, lease: .seconds(60)) == nil)
-      try await b.returnHostTicket(two!)
-      #expect(try await a.takeHostTicket(host: host, owner: "a", concurrency: 2, delay: .zero, lease: .seconds(60)) != nil)
+      #expect(try await ticket(a, host, "a", concurrency: 2) == nil)
+      try await b.returnHostTickets([two!], owner: "b")
+      #expect(try await ticket(a, host, "a", concurrency: 2) != nil)
 
       // A delay keeps starts apart across workers.
       let other = "http://other.example"
-      #expect(try await a.takeHostTicket(host: other, owner: "a", concurrency: 9, delay: .seconds(30), lease: .seconds(60)) != nil)
-      #expect(try await b.takeHostTicket(host: other, owner: "b", concurrency: 9, delay: .seconds(30), lease: .seconds(60)) == nil)
+      #expect(try await ticket(a, other, "a", concurrency: 9, delay: .seconds(30)) != nil)
+      #expect(try await ticket(b, other, "b", concurrency: 9, delay: .seconds(30)) == nil)
 
       // A dead worker's ticket frees itself when its lease passes.
       let third = "http://third.example"
-      #expect(try await a.takeHostTicket(host: third, owner: "a", concurrency: 1, delay: .zero, lease: .milliseconds(50)) != nil)
-      #expect(try await b.takeHostTicket(host: third, owner: "b", concurrency: 1, delay: .zero, lease: .seconds(60)) == nil)
+      #expect(try await ticket(a, third, "a", concurrency: 1, lease: .milliseconds(50)) != nil)
+      #expect(try await ticket(b, third, "b", concurrency: 1) == nil)
       try await Task.sleep(for: .milliseconds(120))
-      #expect(try await b.takeHostTicket(host: third, owner: "b", concurrency: 1, delay: .zero, lease: .seconds(60)) != nil)
+      #expect(try await ticket(b, third, "b", concurrency: 1) != nil)
+    }
+  }
+
+  /// Issue 27: a worker takes a host's slots in bulk, at most its fair share
+  /// once another worker asked, gives them back within its next call, and
+  /// takes one start a call when the host has a delay.
+  @Test func test_issue27_hostTicketsInBulk_fairShares_andReturnsInTheSameCall() async throws {
+    try await withTwoWorkers { a, b in
+      let host = "http://example.com"
+      func take(_ store: PostgresStore, _ owner: String, _ count: Int, returning: [Int64] = []) async throws -> [Int64] {
+        try await store.takeHostTickets(
+          host: host, owner: owner, concurrency: 4, delay: .zero, count: count, lease: .seconds(60),
+          returning: returning)
+      }
+      let first = try await take(a, "a", 4)
+      #expect(first.count == 4, "alone, a worker may take every slot")
+      #expect(try await take(b, "b", 4).isEmpty, "the host is full")
+      // b asked: a's share is now half the host's slots.
+      let again = try await take(a, "a", 4, returning: first)
+      #expect(again.count == 2)
+      #expect(try await take(b, "b", 4).count == 2)
+      #expect(try await take(a, "a", 4).isEmpty)
+      // A ticket of another owner is not given back in its name.
+      #expect(try await take(b, "b", 1, returning: again).isEmpty)
+      try await a.returnHostTickets(again, owner: "a")
+      #expect(try await take(b, "b", 4).isEmpty, "a asked lately: b keeps to its half")
+      #expect(try await take(a, "a", 4).count == 2)
+
+      let slow = "http://slow.example"
+      let starts = try await a.takeHostTickets(
+        host: slow, owner: "a", concurrency: 4, delay: .seconds(30), count: 4, lease: .seconds(60), returning: [])
+      #expect(starts.count == 1, "with a delay, each ticket is one start")
     }
   }
 
