@@ -27,9 +27,12 @@ struct PostgresFleetStoreTests {
     try await withTwoWorkers { a, b in
       let crawl = try await a.openCrawl(source: "s", seeds: [seed(1)], now: t0)
       let now = Date()
-      let itemA = try #require(try await a.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: now + 1, now: now).first)
-      // a's lease passes; b takes the URL over.
-      let itemB = try #require(try await b.claim(crawl: crawl.id, limit: 1, owner: "b", leaseUntil: now + 60, now: now + 2).first)
+      let itemA = try #require(
+        try await a.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: now + 0.2, now: now).first)
+      // a's lease passes (on the server's clock); b takes the URL over.
+      try await Task.sleep(for: .milliseconds(400))
+      let itemB = try #require(
+        try await b.claim(crawl: crawl.id, limit: 1, owner: "b", leaseUntil: now + 60, now: now).first)
       #expect(itemB.id == itemA.id)
       let late = try await a.commit([
         PageCommit(item: itemA, outcome: .done, records: [record("k", fields: #"{"v":"a"}"#, hash: 1)], now: t0)
@@ -50,11 +53,12 @@ struct PostgresFleetStoreTests {
     try await withTwoWorkers { a, b in
       let crawl = try await a.openCrawl(source: "s", seeds: [seed(1), seed(2)], now: t0)
       let now = Date()
-      let mine = try await a.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: now + 1, now: now)
+      let mine = try await a.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: now + 0.2, now: now)
       #expect(mine.count == 1)
-      #expect(try await a.renewClaims(owner: "a", leaseUntil: now + 600) == 1)
+      #expect(try await a.renewClaims(owner: "a", leaseUntil: Date() + 600) == 1)
       // Past the first lease, the renewed claim is still a's.
-      let other = try await b.claim(crawl: crawl.id, limit: 5, owner: "b", leaseUntil: now + 60, now: now + 5)
+      try await Task.sleep(for: .milliseconds(400))
+      let other = try await b.claim(crawl: crawl.id, limit: 5, owner: "b", leaseUntil: now + 60, now: now)
       #expect(other.map(\.id) != mine.map(\.id) && other.count == 1)
       // A worker starting up (releaseClaims(owner: nil)) leaves live claims alone.
       try await b.releaseClaims(owner: nil)
@@ -62,6 +66,49 @@ struct PostgresFleetStoreTests {
       try await b.releaseClaims(owner: "b")
       #expect(try await a.frontierCounts(crawl: crawl.id) == FrontierCounts(queued: 1, claimed: 1))
     }
+  }
+
+  /// Issue 27: leases run on the server's clock, which every worker shares.
+  /// A worker whose own clock is an hour ahead takes over none of another's
+  /// live leases (frontier entries, notifications, downloads), and one an
+  /// hour behind does not keep its own past their end.
+  @Test func test_issue27_leasesRunOnTheServersClock_notTheCallers() async throws {
+    try await withTwoWorkers { a, b in
+      let now = Date()
+      let ahead = now + 3600
+      let crawl = try await a.openCrawl(source: "x", seeds: [seed(1)], now: t0)
+      #expect(try await a.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: now + 60, now: now).count == 1)
+      #expect(try await b.claim(crawl: crawl.id, limit: 1, owner: "b", leaseUntil: ahead + 60, now: ahead).isEmpty)
+      try await b.releaseClaims(owner: nil)
+      #expect(try await a.frontierCounts(crawl: crawl.id) == FrontierCounts(claimed: 1))
+
+      let router = RecordingRouter()
+      try await PostgresFleetStoreTests.crawlOnePage(a, router: router)
+      #expect(try await a.claimNotifications(limit: 5, owner: "a", leaseUntil: now + 60, now: now).count == 1)
+      #expect(try await b.claimNotifications(limit: 5, owner: "b", leaseUntil: ahead + 60, now: ahead).isEmpty)
+
+      _ = try await a.enqueueDownload(
+        DownloadRequest(url: "https://example.com/a.mp3", folder: "f"), repeat: .keep, now: now)
+      let mine = try await a.claimDownloads(
+        ids: nil, afterID: 0, limit: 5, maxRemaining: nil, owner: "a", leaseUntil: now + 60, now: now)
+      #expect(mine.count == 1)
+      #expect(
+        try await b.claimDownloads(
+          ids: nil, afterID: 0, limit: 5, maxRemaining: nil, owner: "b", leaseUntil: ahead + 60, now: ahead
+        ).isEmpty)
+
+      // A clock an hour behind: a 200 ms lease still ends 200 ms from now.
+      let behind = now - 3600
+      let crawl2 = try await a.openCrawl(source: "t", seeds: [seed(2)], now: t0)
+      #expect(try await a.claim(crawl: crawl2.id, limit: 1, owner: "a", leaseUntil: behind + 0.2, now: behind).count == 1)
+      try await Task.sleep(for: .milliseconds(400))
+      #expect(try await b.claim(crawl: crawl2.id, limit: 1, owner: "b", leaseUntil: now + 60, now: now).count == 1)
+    }
+  }
+
+  /// One crawled page with one new record on `store`, its change routed to one channel.
+  static func crawlOnePage(_ store: PostgresStore, router: RecordingRouter) async throws {
+    try await crawl(store, [PagePlan(n: 1, records: [rec("k", 1, page: 1)])], router: router, at: t0)
   }
 
   @Test func test_twoWorkersClaimingAtOnce_neverShareAnEntry() async throws {
