@@ -34,11 +34,15 @@ struct HostTicketPoolTests {
     }
   }
 
-  func pool(_ store: FakeStore, hold: Duration, flushDelay: Duration = .milliseconds(10)) -> HostTicketPool {
+  /// A pool on `store`, whose calls take `latency` (a round trip) each.
+  func pool(
+    _ store: FakeStore, hold: Duration, flushDelay: Duration = .milliseconds(10), latency: Duration = .zero
+  ) -> HostTicketPool {
     HostTicketPool(
       hold: hold, flushDelay: flushDelay,
       take: { _, concurrency, delay, count, _, returning in
-        await store.take(concurrency: concurrency, delay: delay, count: count, returning: returning)
+        if latency > .zero { try? await Task.sleep(for: latency) }
+        return await store.take(concurrency: concurrency, delay: delay, count: count, returning: returning)
       },
       give: { tickets in await store.give(tickets) })
   }
@@ -68,6 +72,20 @@ struct HostTicketPoolTests {
     // One call took the four tickets; the refused fifth request asked once more.
     #expect(await store.takes == 2)
     #expect(await store.held.count == 4)
+  }
+
+  @Test func test_issue27_requestsStartingTogether_shareOneCallToTheStore() async throws {
+    let store = FakeStore()
+    // Each call to the store takes a while, so the requests start while it is on its way.
+    let pool = pool(store, hold: .seconds(3600), latency: .milliseconds(50))
+    let tickets = await withTaskGroup(of: Int64?.self) { group in
+      for _ in 0..<8 {
+        group.addTask { await pool.take(host: "http://example.com", concurrency: 8, delay: .zero, lease: .seconds(30)) }
+      }
+      return await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(Set(tickets.compactMap { $0 }).count == 8, "\(tickets)")
+    #expect(await store.takes == 1)
   }
 
   @Test func test_issue27_ticketsGoBackWhenTheirHoldPasses_soOtherWorkersGetTheirShare() async throws {

@@ -41,9 +41,23 @@ actor HostTicketPool {
     /// Tickets to give back in the next call.
     var returning: [Int64] = []
     var flushScheduled = false
+    /// True while a call to the store for this host is in flight.
+    var calling = false
+    /// Requests waiting for that call's tickets.
+    var waiting: [CheckedContinuation<Void, Never>] = []
   }
 
-  init(hold: Duration = .seconds(1), flushDelay: Duration = .milliseconds(100), take: @escaping Take, give: @escaping Give) {
+  /// Ends a call to the store: the requests that waited for it look at the free tickets.
+  private func wakeWaiting(_ host: String) {
+    guard var entry = hosts[host] else { return }
+    entry.calling = false
+    let waiting = entry.waiting
+    entry.waiting = []
+    hosts[host] = entry
+    for continuation in waiting { continuation.resume() }
+  }
+
+  init(hold: Duration = .seconds(2), flushDelay: Duration = .milliseconds(100), take: @escaping Take, give: @escaping Give) {
     self.hold = hold
     self.flushDelay = flushDelay
     self.takeFromStore = take
@@ -53,6 +67,12 @@ actor HostTicketPool {
   /// A ticket for one request to `host`, or nil when the fleet's budget for
   /// it is spent now (ask again shortly). A store error reads as nil.
   func take(host: String, concurrency: Int, delay: Duration, lease: Duration) async -> Int64? {
+    // One call to the store per host at a time: requests starting meanwhile
+    // share what it brings, or come back shortly when it brought nothing.
+    if delay == .zero, hosts[host]?.calling == true {
+      await withCheckedContinuation { hosts[host]!.waiting.append($0) }
+      guard hosts[host]?.free.isEmpty == false else { return nil }
+    }
     let now = clock.now
     var entry = hosts[host] ?? Host()
     retireFree(&entry, now: now)
@@ -65,10 +85,10 @@ actor HostTicketPool {
     let returning = entry.returning
     entry.returning = []
     hosts[host] = entry
-    let granted: [Int64]
-    do {
-      granted = try await takeFromStore(host, concurrency, delay, count, lease + hold, returning)
-    } catch {
+    if delay == .zero { hosts[host, default: Host()].calling = true }
+    let answer = try? await takeFromStore(host, concurrency, delay, count, lease + hold, returning)
+    defer { if delay == .zero { wakeWaiting(host) } }
+    guard let granted = answer else {
       hosts[host, default: Host()].returning += returning
       return nil
     }
