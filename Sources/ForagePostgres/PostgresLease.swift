@@ -19,6 +19,11 @@ enum PostgresLease {
     max(0, PostgresStore.milliseconds(until) - PostgresStore.milliseconds(now))
   }
 
+  /// The clock a lease's end is counted on, as SQL: the caller's date in
+  /// `parameter` when a store runs on its callers' clock
+  /// (``PostgresStore/LeaseClock/caller``), the server's when it is NULL.
+  static func now(_ parameter: String) -> String { "coalesce(\(parameter)::BIGINT, \(serverNow))" }
+
   /// A lease length as a statement parameter: `milliseconds(until:from:)`, or NULL.
   static func length(until: Date?, from now: Date) -> PostgresValue {
     .int(until.map { milliseconds(until: $0, from: now) })

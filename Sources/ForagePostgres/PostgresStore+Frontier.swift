@@ -68,16 +68,18 @@ extension PostgresStore {
           ORDER BY depth, id LIMIT $4 FOR UPDATE SKIP LOCKED
         ), expired AS (
           SELECT id, depth FROM frontier
-          WHERE crawl = $1 AND state = 'claimed' AND lease_until < \(PostgresLease.serverNow)
+          WHERE crawl = $1 AND state = 'claimed' AND lease_until < \(PostgresLease.now("$5"))
           ORDER BY depth, id LIMIT $4 FOR UPDATE SKIP LOCKED
         )
-        UPDATE frontier f SET state = 'claimed', owner = $2, lease_until = \(PostgresLease.serverNow) + $3
+        UPDATE frontier f SET state = 'claimed', owner = $2, lease_until = \(PostgresLease.now("$5")) + $3
         WHERE f.id = ANY (ARRAY(
           SELECT id FROM (SELECT id, depth FROM queued UNION ALL SELECT id, depth FROM expired) picked
           ORDER BY depth, id LIMIT $4))
         RETURNING f.id, f.url, f.fingerprint, f.depth, f.attempts, f.lastmod
         """,
-        [.int(crawl), .text(owner), .int(PostgresLease.milliseconds(until: leaseUntil, from: now)), .int(limit)])
+        [.int(crawl), .text(owner), .int(PostgresLease.milliseconds(until: leaseUntil, from: now)), .int(limit),
+          leaseNow(now),
+        ])
       return result.rows {
         FrontierItem(
           id: result.int64($0, 0), crawl: crawl, url: result.string($0, 1), fingerprint: result.uint64($0, 2),
@@ -97,8 +99,8 @@ extension PostgresStore {
   public func renewClaims(owner: String, leaseUntil: Date) async throws -> Int {
     try await run(transaction: false) { db in
       try db.query(
-        "UPDATE frontier SET lease_until = \(PostgresLease.serverNow) + $2 WHERE state = 'claimed' AND owner = $1",
-        [.text(owner), .int(PostgresLease.milliseconds(until: leaseUntil, from: Date()))]
+        "UPDATE frontier SET lease_until = \(PostgresLease.now("$3")) + $2 WHERE state = 'claimed' AND owner = $1",
+        [.text(owner), .int(PostgresLease.milliseconds(until: leaseUntil, from: Date())), leaseNow(Date())]
       ).affected
     }
   }
@@ -115,7 +117,7 @@ extension PostgresStore {
         try db.query("UPDATE frontier SET \(reset) WHERE state = 'claimed' AND owner = $1", [.text(owner)])
       } else {
         try db.query(
-          "UPDATE frontier SET \(reset) WHERE state = 'claimed' AND lease_until < \(PostgresLease.serverNow)")
+          "UPDATE frontier SET \(reset) WHERE state = 'claimed' AND lease_until < \(PostgresLease.now("$1"))", [leaseNow(Date())])
       }
     }
     if let owner { owners = owners.filter { $0.value != owner } }

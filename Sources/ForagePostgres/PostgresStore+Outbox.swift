@@ -41,15 +41,15 @@ extension PostgresStore {
         WITH picked AS (
           SELECT id FROM outbox
           WHERE state = 'pending' AND next_at <= $1
-            AND (lease_until IS NULL OR lease_until <= \(PostgresLease.serverNow))
+            AND (lease_until IS NULL OR lease_until <= \(PostgresLease.now("$5")))
           ORDER BY next_at, id LIMIT $2
           FOR UPDATE SKIP LOCKED
         ), claimed AS (
-          UPDATE outbox SET owner = $3, lease_until = \(PostgresLease.serverNow) + $4 FROM picked WHERE outbox.id = picked.id RETURNING outbox.*
+          UPDATE outbox SET owner = $3, lease_until = \(PostgresLease.now("$5")) + $4 FROM picked WHERE outbox.id = picked.id RETURNING outbox.*
         )
         SELECT \(Self.notificationColumns) FROM claimed o JOIN changes c ON c.id = o.change
         ORDER BY o.next_at, o.id
-        """, [.date(now), .int(max(0, limit)), .text(owner), .int(PostgresLease.milliseconds(until: leaseUntil, from: now))])
+        """, [.date(now), .int(max(0, limit)), .text(owner), .int(PostgresLease.milliseconds(until: leaseUntil, from: now)), leaseNow(now)])
       return result.rows { Self.notification(result, $0) }
     }
   }
@@ -103,8 +103,8 @@ extension PostgresStore {
         try db.query(
           """
           UPDATE outbox SET owner = NULL, lease_until = NULL
-          WHERE owner IS NOT NULL AND state = 'pending' AND lease_until < \(PostgresLease.serverNow)
-          """)
+          WHERE owner IS NOT NULL AND state = 'pending' AND lease_until < \(PostgresLease.now("$1"))
+          """, [leaseNow(Date())])
       }
     }
   }
