@@ -245,6 +245,67 @@ enum PostgresMigrations {
       END
       $$;
       """),
+    // A host's request slots in bulk: a worker takes several of a host's
+    // `concurrency` slots in one call and hands them out locally while its
+    // hold lasts, giving back the ones it is done with in its next call
+    // (see `PostgresStore.takeHostTickets`). A worker gets at most its fair
+    // share: the host's concurrency over the workers holding its slots or
+    // refused one in the last second (`host_waiters`), so that every worker
+    // of a fleet progresses. With a delay, one start per call, as before.
+    // The frontier's claim reads queued entries in claim order from a
+    // partial index, and expired claims from another (see `claim`).
+    ("pg5-host-ticket-batches-and-claim-indexes", """
+      CREATE TABLE host_waiters (
+        host TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        until BIGINT NOT NULL,
+        PRIMARY KEY (host, owner)
+      );
+      CREATE FUNCTION forage_take_host_tickets(
+        p_host TEXT, p_owner TEXT, p_concurrency INTEGER, p_delay BIGINT, p_count INTEGER, p_lease BIGINT,
+        p_returned BIGINT[]
+      ) RETURNS SETOF BIGINT LANGUAGE plpgsql AS $$
+      DECLARE
+        v_next BIGINT;
+        v_now BIGINT;
+        v_held INTEGER;
+        v_mine INTEGER;
+        v_owners INTEGER;
+        v_grant INTEGER;
+      BEGIN
+        IF cardinality(p_returned) > 0 THEN
+          DELETE FROM host_tickets WHERE id = ANY (p_returned) AND owner = p_owner;
+        END IF;
+        IF p_count <= 0 THEN RETURN; END IF;
+        INSERT INTO host_slots (host) VALUES (p_host) ON CONFLICT (host) DO NOTHING;
+        SELECT next_at INTO v_next FROM host_slots WHERE host = p_host FOR UPDATE;
+        v_now := (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT;
+        IF v_next > v_now THEN RETURN; END IF;
+        DELETE FROM host_tickets WHERE host = p_host AND lease_until < v_now;
+        DELETE FROM host_waiters WHERE host = p_host AND until < v_now;
+        SELECT count(*), count(*) FILTER (WHERE owner = p_owner) INTO v_held, v_mine
+          FROM host_tickets WHERE host = p_host;
+        SELECT count(*) INTO v_owners FROM (
+          SELECT owner FROM host_tickets WHERE host = p_host AND owner <> p_owner
+          UNION SELECT owner FROM host_waiters WHERE host = p_host AND owner <> p_owner
+        ) others;
+        v_grant := least(
+          p_count, p_concurrency - v_held, ceil(p_concurrency::NUMERIC / (v_owners + 1))::INTEGER - v_mine);
+        IF p_delay > 0 THEN v_grant := least(v_grant, 1); END IF;
+        IF v_grant <= 0 THEN
+          INSERT INTO host_waiters (host, owner, until) VALUES (p_host, p_owner, v_now + 1000)
+            ON CONFLICT (host, owner) DO UPDATE SET until = excluded.until;
+          RETURN;
+        END IF;
+        DELETE FROM host_waiters WHERE host = p_host AND owner = p_owner;
+        UPDATE host_slots SET next_at = v_now + p_delay WHERE host = p_host;
+        RETURN QUERY INSERT INTO host_tickets (host, owner, lease_until)
+          SELECT p_host, p_owner, v_now + p_lease FROM generate_series(1, v_grant) RETURNING id;
+      END
+      $$;
+      CREATE INDEX frontier_queued ON frontier (crawl, depth, id) WHERE state = 'queued';
+      CREATE INDEX frontier_claimed_by_lease ON frontier (crawl, lease_until) WHERE state = 'claimed';
+      """),
   ]
 
   /// An arbitrary constant naming Forage's migration lock among advisory locks.

@@ -35,26 +35,36 @@ actor PostgresPoliteness {
     }
   }
 
-  /// See ``PostgresStore/takeHostTicket(host:owner:concurrency:delay:lease:)``.
-  func takeHostTicket(host: String, owner: String, concurrency: Int, delay: Duration, lease: Duration) async throws
-    -> Int64?
-  {
+  /// See ``PostgresStore/takeHostTickets(host:owner:concurrency:delay:count:lease:returning:)``.
+  func takeHostTickets(
+    host: String, owner: String, concurrency: Int, delay: Duration, count: Int, lease: Duration, returning: [Int64]
+  ) async throws -> [Int64] {
     let delayMS = delay.milliseconds
     let leaseMS = lease.milliseconds
-    // One statement (migration pg4), its own transaction: one round trip.
+    // One statement (migration pg5), its own transaction: one round trip,
+    // which also gives back the tickets `returning` names.
     return try await run(transaction: false) { db in
-      try db.query(
-        "SELECT forage_take_host_ticket($1, $2, $3, $4, $5)",
-        [.text(host), .text(owner), .int(concurrency), .int(delayMS), .int(leaseMS)]
-      ).optionalInt64(0, 0)
+      let result = try db.query(
+        "SELECT forage_take_host_tickets($1, $2, $3, $4, $5, $6, $7::BIGINT[])",
+        [.text(host), .text(owner), .int(concurrency), .int(delayMS), .int(count), .int(leaseMS),
+         .text(Self.array(returning))])
+      return result.rows { result.int64($0, 0) }
     }
   }
 
-  /// See ``PostgresStore/returnHostTicket(_:)``.
-  func returnHostTicket(_ ticket: Int64) async throws {
+  /// See ``PostgresStore/returnHostTickets(_:owner:)``.
+  func returnHostTickets(_ tickets: [Int64], owner: String) async throws {
+    guard !tickets.isEmpty else { return }
     try await run(transaction: false) { db in
-      _ = try db.query("DELETE FROM host_tickets WHERE id = $1", [.int(ticket)])
+      _ = try db.query(
+        "DELETE FROM host_tickets WHERE id = ANY ($1::BIGINT[]) AND owner = $2",
+        [.text(Self.array(tickets)), .text(owner)])
     }
+  }
+
+  /// A PostgreSQL array literal of `values`: `{1,2,3}`.
+  private static func array(_ values: [Int64]) -> String {
+    "{" + values.map(String.init).joined(separator: ",") + "}"
   }
 
   /// See ``PostgresStore/claimRobotsFetch(origin:lease:)``.
@@ -77,25 +87,31 @@ actor PostgresPoliteness {
 extension PostgresStore {
   // MARK: Fleet politeness
 
-  /// Takes one of `host`'s `concurrency` request slots for `owner`, when the
-  /// host's next start has come, and moves that start `delay` later; nil
-  /// when the host is busy. The host's row is locked meanwhile, so workers
-  /// take slots one at a time; tickets whose lease passed (a killed worker's)
-  /// are dropped first. Times are the server's clock, which every worker
-  /// shares. Runs on the store's second connection.
+  /// Takes up to `count` of `host`'s `concurrency` request slots for
+  /// `owner` in one call, when the host's next start has come, and moves
+  /// that start `delay` later (one slot a call when `delay` is not zero);
+  /// none when the host is busy. The host's row is locked meanwhile, so
+  /// workers take slots one call at a time; tickets whose lease passed (a
+  /// killed worker's) are dropped first, and `returning` is given back. A
+  /// worker gets at most its fair share: the host's concurrency over the
+  /// workers holding its slots or refused one in the last second. Times are
+  /// the server's clock, which every worker shares. Runs on the store's
+  /// second connection.
   ///
   /// - Throws: `StoreError` when a statement fails.
-  public nonisolated func takeHostTicket(
-    host: String, owner: String, concurrency: Int, delay: Duration, lease: Duration
-  ) async throws -> Int64? {
-    try await politeness.takeHostTicket(host: host, owner: owner, concurrency: concurrency, delay: delay, lease: lease)
+  public nonisolated func takeHostTickets(
+    host: String, owner: String, concurrency: Int, delay: Duration, count: Int, lease: Duration, returning: [Int64]
+  ) async throws -> [Int64] {
+    try await politeness.takeHostTickets(
+      host: host, owner: owner, concurrency: concurrency, delay: delay, count: count, lease: lease,
+      returning: returning)
   }
 
-  /// Gives back a ticket of ``takeHostTicket(host:owner:concurrency:delay:lease:)``.
+  /// Gives back tickets of ``takeHostTickets(host:owner:concurrency:delay:count:lease:returning:)``.
   ///
   /// - Throws: `StoreError` when a statement fails.
-  public nonisolated func returnHostTicket(_ ticket: Int64) async throws {
-    try await politeness.returnHostTicket(ticket)
+  public nonisolated func returnHostTickets(_ tickets: [Int64], owner: String) async throws {
+    try await politeness.returnHostTickets(tickets, owner: owner)
   }
 
   /// True when this worker should download `origin`'s robots.txt now: it

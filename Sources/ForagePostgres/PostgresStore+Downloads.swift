@@ -69,7 +69,8 @@ extension PostgresStore {
   }
 
   /// Claims queued downloads (and expired claims) in id order after
-  /// `afterID`, skipping rows another worker is claiming.
+  /// `afterID`, skipping rows another worker is claiming. The lease lasts
+  /// `leaseUntil - now` on the server's clock (see `PostgresLease`).
   ///
   /// - Throws: `StoreError` when a statement fails.
   public func claimDownloads(
@@ -82,25 +83,28 @@ extension PostgresStore {
         """
         WITH picked AS (
           SELECT id FROM downloads
-          WHERE (state = 'queued' OR (state = 'claimed' AND lease_until < $1)) AND id > $4
+          WHERE (state = 'queued' OR (state = 'claimed' AND lease_until < \(PostgresLease.now("$8")))) AND id > $4
             AND ($5::bigint[] IS NULL OR id = ANY($5::bigint[]))
             AND ($3::bigint IS NULL OR (coalesce(expected_size, total_size) IS NOT NULL
               AND coalesce(expected_size, total_size) - bytes <= $3))
           ORDER BY id LIMIT $2
           FOR UPDATE SKIP LOCKED
         )
-        UPDATE downloads SET state = 'claimed', owner = $6, lease_until = $7, updated_at = $1
+        UPDATE downloads SET state = 'claimed', owner = $6, lease_until = \(PostgresLease.now("$8")) + $7,
+          updated_at = $1
         FROM picked WHERE downloads.id = picked.id
         RETURNING \(Self.downloadColumns.split(separator: ",").map { "downloads." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", "))
         """,
         [
-          .date(now), .int(limit), .int(maxRemaining), .int(afterID), .string(idList), .text(owner), .date(leaseUntil),
+          .date(now), .int(limit), .int(maxRemaining), .int(afterID), .string(idList), .text(owner),
+          .int(PostgresLease.milliseconds(until: leaseUntil, from: now)), leaseNow(now),
         ])
       return r.rows { Self.download(r, $0) }.sorted { $0.id < $1.id }
     }
   }
 
-  /// Writes a claimed download's fields when `owner` holds it.
+  /// Writes a claimed download's fields when `owner` holds it; a
+  /// `leaseUntil` extends the claim that far from `now`, on the server's clock.
   ///
   /// - Throws: `StoreError` when a statement fails.
   public func updateDownload(_ entry: DownloadEntry, owner: String, leaseUntil: Date?, now: Date) async throws
@@ -110,16 +114,18 @@ extension PostgresStore {
     return try await run(transaction: false) { db in
       try db.query(
         """
-        UPDATE downloads SET state = $1, owner = $2, lease_until = $3, name = $4, expected_size = $5,
+        UPDATE downloads SET state = $1, owner = $2, lease_until = \(PostgresLease.now("$19")) + $3::BIGINT, name = $4, expected_size = $5,
           expected_sha256 = $6, bytes = $7, total_size = $8, etag = $9, last_modified = $10, attempts = $11,
           last_error = $12, path = $13, sha256 = $14, finished_at = $15, updated_at = $16
         WHERE id = $17 AND state = 'claimed' AND owner = $18
         """,
         [
-          .text(state.rawValue), .string(leaseUntil == nil ? nil : owner), .date(leaseUntil), .string(entry.name),
+          .text(state.rawValue), .string(leaseUntil == nil ? nil : owner), PostgresLease.length(until: leaseUntil, from: now),
+          .string(entry.name),
           .int(entry.expectedSize), .string(entry.expectedSHA256), .int(entry.bytesWritten), .int(entry.totalSize),
           .string(entry.etag), .string(entry.lastModified), .int(entry.attempts), .string(entry.lastError),
           .string(entry.path), .string(entry.sha256), .date(entry.finishedAt), .date(now), .int(entry.id), .text(owner),
+          leaseNow(now),
         ]
       ).affected == 1
     }
@@ -141,8 +147,8 @@ extension PostgresStore {
         WHERE state = 'claimed' AND ($1::bigint[] IS NULL OR id = ANY($1::bigint[]))
           AND (CASE WHEN $2::text IS NOT NULL THEN owner = $2
                     WHEN $1::bigint[] IS NOT NULL THEN true
-                    ELSE lease_until < $3 END)
-        """, [.string(idList), .string(owner), .date(Date())])
+                    ELSE lease_until < \(PostgresLease.now("$3")) END)
+        """, [.string(idList), .string(owner), leaseNow(Date())])
     }
   }
 

@@ -44,9 +44,16 @@ extension PostgresStore {
   // MARK: Claims and leases
 
   /// Claims up to `limit` entries of `crawl` for `owner`: queued ones and
-  /// claimed ones whose lease ended before `now`, lowest depth first, then
-  /// by id. Rows another worker is claiming at this instant are skipped
+  /// claimed ones whose lease has passed, lowest depth first, then by id.
+  /// The lease lasts `leaseUntil - now` on the server's clock, and passes by
+  /// it (see `PostgresLease`). Rows another worker is claiming at this instant are skipped
   /// (`FOR UPDATE SKIP LOCKED`), so workers neither share nor wait.
+  ///
+  /// One statement: the queued entries come in claim order from a partial
+  /// index (`frontier_queued`), the expired claims from another
+  /// (`frontier_claimed_by_lease`), and the rows are updated by primary key;
+  /// a state test joined by OR made the server sort every queued entry of
+  /// the crawl at each claim.
   ///
   /// - Throws: `StoreError` when a statement fails.
   public func claim(crawl: Int64, limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
@@ -56,17 +63,23 @@ extension PostgresStore {
     let items = try await run { db in
       let result = try db.query(
         """
-        UPDATE frontier f SET state = 'claimed', owner = $2, lease_until = $3
-        FROM (
-          SELECT id FROM frontier
-          WHERE crawl = $1 AND (state = 'queued' OR (state = 'claimed' AND lease_until < $4))
-          ORDER BY depth, id LIMIT $5
-          FOR UPDATE SKIP LOCKED
-        ) picked
-        WHERE f.id = picked.id
+        WITH queued AS (
+          SELECT id, depth FROM frontier WHERE crawl = $1 AND state = 'queued'
+          ORDER BY depth, id LIMIT $4 FOR UPDATE SKIP LOCKED
+        ), expired AS (
+          SELECT id, depth FROM frontier
+          WHERE crawl = $1 AND state = 'claimed' AND lease_until < \(PostgresLease.now("$5"))
+          ORDER BY depth, id LIMIT $4 FOR UPDATE SKIP LOCKED
+        )
+        UPDATE frontier f SET state = 'claimed', owner = $2, lease_until = \(PostgresLease.now("$5")) + $3
+        WHERE f.id = ANY (ARRAY(
+          SELECT id FROM (SELECT id, depth FROM queued UNION ALL SELECT id, depth FROM expired) picked
+          ORDER BY depth, id LIMIT $4))
         RETURNING f.id, f.url, f.fingerprint, f.depth, f.attempts, f.lastmod
         """,
-        [.int(crawl), .text(owner), .date(leaseUntil), .date(now), .int(limit)])
+        [.int(crawl), .text(owner), .int(PostgresLease.milliseconds(until: leaseUntil, from: now)), .int(limit),
+          leaseNow(now),
+        ])
       return result.rows {
         FrontierItem(
           id: result.int64($0, 0), crawl: crawl, url: result.string($0, 1), fingerprint: result.uint64($0, 2),
@@ -77,16 +90,17 @@ extension PostgresStore {
     return items.sorted { ($0.depth, $0.id) < ($1.depth, $1.id) }
   }
 
-  /// Extends the leases of every entry `owner` holds to `leaseUntil`; returns
-  /// how many it holds. A live worker calls it well before its leases pass.
+  /// Extends the leases of every entry `owner` holds to `leaseUntil` (that
+  /// far from now, on the server's clock); returns how many it holds. A live
+  /// worker calls it well before its leases pass.
   ///
   /// - Throws: `StoreError` when a statement fails.
   @discardableResult
   public func renewClaims(owner: String, leaseUntil: Date) async throws -> Int {
     try await run(transaction: false) { db in
       try db.query(
-        "UPDATE frontier SET lease_until = $2 WHERE state = 'claimed' AND owner = $1",
-        [.text(owner), .date(leaseUntil)]
+        "UPDATE frontier SET lease_until = \(PostgresLease.now("$3")) + $2 WHERE state = 'claimed' AND owner = $1",
+        [.text(owner), .int(PostgresLease.milliseconds(until: leaseUntil, from: Date())), leaseNow(Date())]
       ).affected
     }
   }
@@ -103,7 +117,7 @@ extension PostgresStore {
         try db.query("UPDATE frontier SET \(reset) WHERE state = 'claimed' AND owner = $1", [.text(owner)])
       } else {
         try db.query(
-          "UPDATE frontier SET \(reset) WHERE state = 'claimed' AND lease_until < $1", [.date(Date())])
+          "UPDATE frontier SET \(reset) WHERE state = 'claimed' AND lease_until < \(PostgresLease.now("$1"))", [leaseNow(Date())])
       }
     }
     if let owner { owners = owners.filter { $0.value != owner } }

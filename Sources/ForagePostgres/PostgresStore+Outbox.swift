@@ -29,6 +29,7 @@ extension PostgresStore {
 
   /// Claims up to `limit` due notifications for `owner`, oldest first; rows
   /// another worker is claiming are skipped, so each is delivered by one.
+  /// The lease lasts `leaseUntil - now` on the server's clock (see `PostgresLease`).
   ///
   /// - Throws: `StoreError` when a statement fails.
   public func claimNotifications(limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
@@ -39,15 +40,16 @@ extension PostgresStore {
         """
         WITH picked AS (
           SELECT id FROM outbox
-          WHERE state = 'pending' AND next_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+          WHERE state = 'pending' AND next_at <= $1
+            AND (lease_until IS NULL OR lease_until <= \(PostgresLease.now("$5")))
           ORDER BY next_at, id LIMIT $2
           FOR UPDATE SKIP LOCKED
         ), claimed AS (
-          UPDATE outbox SET owner = $3, lease_until = $4 FROM picked WHERE outbox.id = picked.id RETURNING outbox.*
+          UPDATE outbox SET owner = $3, lease_until = \(PostgresLease.now("$5")) + $4 FROM picked WHERE outbox.id = picked.id RETURNING outbox.*
         )
         SELECT \(Self.notificationColumns) FROM claimed o JOIN changes c ON c.id = o.change
         ORDER BY o.next_at, o.id
-        """, [.date(now), .int(max(0, limit)), .text(owner), .date(leaseUntil)])
+        """, [.date(now), .int(max(0, limit)), .text(owner), .int(PostgresLease.milliseconds(until: leaseUntil, from: now)), leaseNow(now)])
       return result.rows { Self.notification(result, $0) }
     }
   }
@@ -101,8 +103,8 @@ extension PostgresStore {
         try db.query(
           """
           UPDATE outbox SET owner = NULL, lease_until = NULL
-          WHERE owner IS NOT NULL AND state = 'pending' AND lease_until < $1
-          """, [.date(Date())])
+          WHERE owner IS NOT NULL AND state = 'pending' AND lease_until < \(PostgresLease.now("$1"))
+          """, [leaseNow(Date())])
       }
     }
   }

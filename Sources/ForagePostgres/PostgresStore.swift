@@ -57,7 +57,23 @@ public actor PostgresStore: Store {
   ///   cannot be reached, `.open` when it refuses (user, password, database),
   ///   `.foreignDatabase` for another program's database, `.newerStore` when
   ///   a newer Forage migrated it.
-  public init(url: String, reconnectTimeout: Duration = .seconds(60)) throws {
+  /// The clock leases are counted on.
+  public enum LeaseClock: Sendable {
+    /// The server's, which every worker of a fleet shares (the default).
+    case server
+    /// The dates callers pass (`now`): for tests on a virtual clock, as on SQLite.
+    case caller
+  }
+
+  /// The clock this store counts leases on (see `PostgresLease`).
+  public nonisolated let leaseClock: LeaseClock
+
+  /// The caller's `now` as a statement parameter when leases run on the
+  /// callers' clock; NULL (the server's clock) otherwise.
+  nonisolated func leaseNow(_ now: Date) -> PostgresValue { leaseClock == .caller ? .date(now) : .null }
+
+  public init(url: String, reconnectTimeout: Duration = .seconds(60), leaseClock: LeaseClock = .server) throws {
+    self.leaseClock = leaseClock
     let parsed = try PostgresURL(url)
     let db = try PostgresConnection(url: parsed)
     try PostgresMigrations.migrate(db, now: Self.milliseconds(Date()))

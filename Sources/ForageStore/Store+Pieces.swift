@@ -143,15 +143,22 @@ public protocol PolitenessStore: AnyObject, Sendable {
   /// A store of one process always says true.
   func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool
 
-  /// Takes one of `host`'s `concurrency` request slots for `owner` when the
-  /// host's next start has come, moving it `delay` later, until `lease`
-  /// passes; the ticket, or nil when the host is busy. Politeness shared by
-  /// a fleet (see ``isShared``); a store of one process gives 0 at once.
-  func takeHostTicket(host: String, owner: String, concurrency: Int, delay: Duration, lease: Duration) async throws
-    -> Int64?
+  /// Takes up to `count` of `host`'s `concurrency` request slots for `owner`
+  /// in one call, when the host's next start has come, moving it `delay`
+  /// later; each slot is a ticket held until `lease` passes (a killed
+  /// worker's come back then). Gives back `returning`, tickets of `owner`
+  /// it is done with, first. A worker gets at most its fair share of the
+  /// slots (the host's concurrency over the workers that hold or asked for
+  /// them lately), and one ticket a call when `delay` is not zero (each is
+  /// one start); none when the host is busy. Politeness shared by a fleet
+  /// (see ``isShared``); a store of one process gives `count` tickets at once.
+  func takeHostTickets(
+    host: String, owner: String, concurrency: Int, delay: Duration, count: Int, lease: Duration, returning: [Int64]
+  ) async throws -> [Int64]
 
-  /// Gives back a ticket of ``takeHostTicket(host:owner:concurrency:delay:lease:)``.
-  func returnHostTicket(_ ticket: Int64) async throws
+  /// Gives back tickets of ``takeHostTickets(host:owner:concurrency:delay:count:lease:returning:)``
+  /// that `owner` holds.
+  func returnHostTickets(_ tickets: [Int64], owner: String) async throws
 }
 
 /// What a fleet of processes on one store coordinates through: whether it is

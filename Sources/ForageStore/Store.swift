@@ -324,13 +324,16 @@ extension Store {
   /// (its leases last a whole launch) and returns 0.
   public func renewClaims(owner: String, leaseUntil: Date) async throws -> Int { 0 }
 
-  /// A store of one process keeps politeness in the process: every ticket is 0.
-  public func takeHostTicket(host: String, owner: String, concurrency: Int, delay: Duration, lease: Duration)
-    async throws -> Int64?
-  { 0 }
+  /// A store of one process keeps politeness in the process: it gives
+  /// `count` tickets, numbered from 0, at once.
+  public func takeHostTickets(
+    host: String, owner: String, concurrency: Int, delay: Duration, count: Int, lease: Duration, returning: [Int64]
+  ) async throws -> [Int64] {
+    (0..<Int64(max(0, count))).map { $0 }
+  }
 
   /// Nothing to give back for a store of one process.
-  public func returnHostTicket(_ ticket: Int64) async throws {}
+  public func returnHostTickets(_ tickets: [Int64], owner: String) async throws {}
 
   /// A store of one process: this process fetches robots.txt itself.
   public func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool { true }

@@ -27,9 +27,12 @@ struct PostgresFleetStoreTests {
     try await withTwoWorkers { a, b in
       let crawl = try await a.openCrawl(source: "s", seeds: [seed(1)], now: t0)
       let now = Date()
-      let itemA = try #require(try await a.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: now + 1, now: now).first)
-      // a's lease passes; b takes the URL over.
-      let itemB = try #require(try await b.claim(crawl: crawl.id, limit: 1, owner: "b", leaseUntil: now + 60, now: now + 2).first)
+      let itemA = try #require(
+        try await a.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: now + 0.2, now: now).first)
+      // a's lease passes (on the server's clock); b takes the URL over.
+      try await Task.sleep(for: .milliseconds(400))
+      let itemB = try #require(
+        try await b.claim(crawl: crawl.id, limit: 1, owner: "b", leaseUntil: now + 60, now: now).first)
       #expect(itemB.id == itemA.id)
       let late = try await a.commit([
         PageCommit(item: itemA, outcome: .done, records: [record("k", fields: #"{"v":"a"}"#, hash: 1)], now: t0)
@@ -96,11 +99,12 @@ struct PostgresFleetStoreTests {
     try await withTwoWorkers { a, b in
       let crawl = try await a.openCrawl(source: "s", seeds: [seed(1), seed(2)], now: t0)
       let now = Date()
-      let mine = try await a.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: now + 1, now: now)
+      let mine = try await a.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: now + 0.2, now: now)
       #expect(mine.count == 1)
-      #expect(try await a.renewClaims(owner: "a", leaseUntil: now + 600) == 1)
+      #expect(try await a.renewClaims(owner: "a", leaseUntil: Date() + 600) == 1)
       // Past the first lease, the renewed claim is still a's.
-      let other = try await b.claim(crawl: crawl.id, limit: 5, owner: "b", leaseUntil: now + 60, now: now + 5)
+      try await Task.sleep(for: .milliseconds(400))
+      let other = try await b.claim(crawl: crawl.id, limit: 5, owner: "b", leaseUntil: now + 60, now: now)
       #expect(other.map(\.id) != mine.map(\.id) && other.count == 1)
       // A worker starting up (releaseClaims(owner: nil)) leaves live claims alone.
       try await b.releaseClaims(owner: nil)
@@ -108,6 +112,49 @@ struct PostgresFleetStoreTests {
       try await b.releaseClaims(owner: "b")
       #expect(try await a.frontierCounts(crawl: crawl.id) == FrontierCounts(queued: 1, claimed: 1))
     }
+  }
+
+  /// Issue 27: leases run on the server's clock, which every worker shares.
+  /// A worker whose own clock is an hour ahead takes over none of another's
+  /// live leases (frontier entries, notifications, downloads), and one an
+  /// hour behind does not keep its own past their end.
+  @Test func test_issue27_leasesRunOnTheServersClock_notTheCallers() async throws {
+    try await withTwoWorkers { a, b in
+      let now = Date()
+      let ahead = now + 3600
+      let crawl = try await a.openCrawl(source: "x", seeds: [seed(1)], now: t0)
+      #expect(try await a.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: now + 60, now: now).count == 1)
+      #expect(try await b.claim(crawl: crawl.id, limit: 1, owner: "b", leaseUntil: ahead + 60, now: ahead).isEmpty)
+      try await b.releaseClaims(owner: nil)
+      #expect(try await a.frontierCounts(crawl: crawl.id) == FrontierCounts(claimed: 1))
+
+      let router = RecordingRouter()
+      try await PostgresFleetStoreTests.crawlOnePage(a, router: router)
+      #expect(try await a.claimNotifications(limit: 5, owner: "a", leaseUntil: now + 60, now: now).count == 1)
+      #expect(try await b.claimNotifications(limit: 5, owner: "b", leaseUntil: ahead + 60, now: ahead).isEmpty)
+
+      _ = try await a.enqueueDownload(
+        DownloadRequest(url: "https://example.com/a.mp3", folder: "f"), repeat: .keep, now: now)
+      let mine = try await a.claimDownloads(
+        ids: nil, afterID: 0, limit: 5, maxRemaining: nil, owner: "a", leaseUntil: now + 60, now: now)
+      #expect(mine.count == 1)
+      #expect(
+        try await b.claimDownloads(
+          ids: nil, afterID: 0, limit: 5, maxRemaining: nil, owner: "b", leaseUntil: ahead + 60, now: ahead
+        ).isEmpty)
+
+      // A clock an hour behind: a 200 ms lease still ends 200 ms from now.
+      let behind = now - 3600
+      let crawl2 = try await a.openCrawl(source: "t", seeds: [seed(2)], now: t0)
+      #expect(try await a.claim(crawl: crawl2.id, limit: 1, owner: "a", leaseUntil: behind + 0.2, now: behind).count == 1)
+      try await Task.sleep(for: .milliseconds(400))
+      #expect(try await b.claim(crawl: crawl2.id, limit: 1, owner: "b", leaseUntil: now + 60, now: now).count == 1)
+    }
+  }
+
+  /// One crawled page with one new record on `store`, its change routed to one channel.
+  static func crawlOnePage(_ store: PostgresStore, router: RecordingRouter) async throws {
+    try await crawl(store, [PagePlan(n: 1, records: [rec("k", 1, page: 1)])], router: router, at: t0)
   }
 
   @Test func test_twoWorkersClaimingAtOnce_neverShareAnEntry() async throws {
@@ -153,15 +200,57 @@ struct PostgresFleetStoreTests {
     }
   }
 
+  /// One ticket of `host` for `owner`, or nil (the old one-at-a-time call).
+  func ticket(
+    _ store: PostgresStore, _ host: String, _ owner: String, concurrency: Int, delay: Duration = .zero,
+    lease: Duration = .seconds(60)
+  ) async throws -> Int64? {
+    try await store.takeHostTickets(
+      host: host, owner: owner, concurrency: concurrency, delay: delay, count: 1, lease: lease, returning: []
+    ).first
+  }
+
   /// A dead worker's ticket frees itself when its lease passes (on the
   /// server's clock). Concurrency and delay are in PolitenessConformanceTests.
   @Test func test_hostTickets_expire() async throws {
     try await withTwoWorkers { a, b in
       let third = "http://third.example"
-      #expect(try await a.takeHostTicket(host: third, owner: "a", concurrency: 1, delay: .zero, lease: .milliseconds(50)) != nil)
-      #expect(try await b.takeHostTicket(host: third, owner: "b", concurrency: 1, delay: .zero, lease: .seconds(60)) == nil)
+      #expect(try await ticket(a, third, "a", concurrency: 1, lease: .milliseconds(50)) != nil)
+      #expect(try await ticket(b, third, "b", concurrency: 1) == nil)
       try await Task.sleep(for: .milliseconds(120))
-      #expect(try await b.takeHostTicket(host: third, owner: "b", concurrency: 1, delay: .zero, lease: .seconds(60)) != nil)
+      #expect(try await ticket(b, third, "b", concurrency: 1) != nil)
+    }
+  }
+
+  /// Issue 27: a worker takes a host's slots in bulk, at most its fair share
+  /// once another worker asked, gives them back within its next call, and
+  /// takes one start a call when the host has a delay.
+  @Test func test_issue27_hostTicketsInBulk_fairShares_andReturnsInTheSameCall() async throws {
+    try await withTwoWorkers { a, b in
+      let host = "http://example.com"
+      func take(_ store: PostgresStore, _ owner: String, _ count: Int, returning: [Int64] = []) async throws -> [Int64] {
+        try await store.takeHostTickets(
+          host: host, owner: owner, concurrency: 4, delay: .zero, count: count, lease: .seconds(60),
+          returning: returning)
+      }
+      let first = try await take(a, "a", 4)
+      #expect(first.count == 4, "alone, a worker may take every slot")
+      #expect(try await take(b, "b", 4).isEmpty, "the host is full")
+      // b asked: a's share is now half the host's slots.
+      let again = try await take(a, "a", 4, returning: first)
+      #expect(again.count == 2)
+      #expect(try await take(b, "b", 4).count == 2)
+      #expect(try await take(a, "a", 4).isEmpty)
+      // A ticket of another owner is not given back in its name.
+      #expect(try await take(b, "b", 1, returning: again).isEmpty)
+      try await a.returnHostTickets(again, owner: "a")
+      #expect(try await take(b, "b", 4).isEmpty, "a asked lately: b keeps to its half")
+      #expect(try await take(a, "a", 4).count == 2)
+
+      let slow = "http://slow.example"
+      let starts = try await a.takeHostTickets(
+        host: slow, owner: "a", concurrency: 4, delay: .seconds(30), count: 4, lease: .seconds(60), returning: [])
+      #expect(starts.count == 1, "with a delay, each ticket is one start")
     }
   }
 

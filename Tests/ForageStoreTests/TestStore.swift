@@ -72,7 +72,8 @@ func withStore<T>(_ kind: StoreKind, _ body: (any Store) async throws -> T) asyn
   case .postgres:
     #if Postgres
     return try await PostgresTestServer.withDatabase { url in
-      let store = try PostgresStore(url: url)
+      // The shared tests run on a virtual clock (t0): leases follow it, as on SQLite.
+      let store = try PostgresStore(url: url, leaseClock: .caller)
       do {
         let value = try await body(store)
         try await store.close()

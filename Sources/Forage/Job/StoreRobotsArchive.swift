@@ -47,18 +47,28 @@ struct StoreRobotsArchive: RobotsArchive {
 }
 
 /// The store as the fetcher's ``SharedHostBudget``: per-host politeness kept in
-/// a shared store (a PostgreSQL fleet). A store error reads as "busy": the
-/// fetcher asks again until its deadline, so a worker that lost its database
-/// stops sending requests rather than ignoring the fleet's budget.
+/// a shared store (a PostgreSQL fleet), its slots taken in bulk and handed out
+/// by a ``HostTicketPool``. A store error reads as "busy": the fetcher asks
+/// again until its deadline, so a worker that lost its database stops sending
+/// requests rather than ignoring the fleet's budget.
 struct StoreHostBudget: SharedHostBudget {
-  let store: any Store
-  let owner: String
+  let pool: HostTicketPool
+
+  init(store: any Store, owner: String) {
+    pool = HostTicketPool(
+      take: { host, concurrency, delay, count, lease, returning in
+        try await store.takeHostTickets(
+          host: host, owner: owner, concurrency: concurrency, delay: delay, count: count, lease: lease,
+          returning: returning)
+      },
+      give: { tickets in try await store.returnHostTickets(tickets, owner: owner) })
+  }
 
   func take(host: String, concurrency: Int, delay: Duration, lease: Duration) async -> Int64? {
-    try? await store.takeHostTicket(host: host, owner: owner, concurrency: concurrency, delay: delay, lease: lease)
+    await pool.take(host: host, concurrency: concurrency, delay: delay, lease: lease)
   }
 
   func give(host: String, ticket: Int64) async {
-    try? await store.returnHostTicket(ticket)
+    await pool.give(host: host, ticket: ticket)
   }
 }

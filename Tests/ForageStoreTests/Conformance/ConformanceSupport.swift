@@ -218,10 +218,12 @@ func takeHostTicket(
   _ store: any Store, host: String, owner: String, concurrency: Int, delay: Duration = .zero,
   lease: Duration = .seconds(60)
 ) async throws -> Int64? {
-  try await store.takeHostTicket(host: host, owner: owner, concurrency: concurrency, delay: delay, lease: lease)
+  try await store.takeHostTickets(
+    host: host, owner: owner, concurrency: concurrency, delay: delay, count: 1, lease: lease, returning: []
+  ).first
 }
 
-/// Gives a host ticket back.
-func returnHostTicket(_ store: any Store, _ ticket: Int64) async throws {
-  try await store.returnHostTicket(ticket)
+/// Gives `owner`'s host ticket back.
+func returnHostTicket(_ store: any Store, _ ticket: Int64, owner: String) async throws {
+  try await store.returnHostTickets([ticket], owner: owner)
 }

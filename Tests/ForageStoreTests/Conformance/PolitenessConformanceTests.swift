@@ -64,11 +64,11 @@ import Testing
         #expect(one != two)
         #expect(third == nil, "a third request while two run")
         #expect(elsewhere != nil, "another host has its own slots")
-        try await returnHostTicket(b, two)
+        try await returnHostTicket(b, two, owner: "b")
         #expect(try await takeHostTicket(a, host: host, owner: "a", concurrency: 2) != nil)
       } else {
         #expect([one, two, third, elsewhere] == [0, 0, 0, 0])
-        try await returnHostTicket(b, two)
+        try await returnHostTicket(b, two, owner: "b")
       }
     }
   }

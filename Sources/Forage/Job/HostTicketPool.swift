@@ -1,0 +1,167 @@
+import Foundation
+
+/// A worker's share of the fleet's per-host request slots, taken from the
+/// store in bulk and handed out locally, so that a request start does not
+/// wait for a round trip to the database.
+///
+/// Without a per-host delay, one call to the store takes as many of the
+/// host's slots as this worker may use at once (at most its fair share: the
+/// store decides), and each is reused for request after request until its
+/// hold passes; then it goes back to the store, so that the other workers
+/// of the fleet get their share again. Tickets this worker is done with are
+/// given back in its next call, or shortly after in one call of their own.
+/// With a delay, each start is a ticket of its own, taken from the store
+/// (which spaces the fleet's starts) and given back when its request ends.
+///
+/// A killed worker's tickets come back when their lease on the store passes
+/// (the request's lease plus the hold).
+actor HostTicketPool {
+  /// One call to the store: takes up to `count` tickets, giving back `returning` first.
+  typealias Take = @Sendable (
+    _ host: String, _ concurrency: Int, _ delay: Duration, _ count: Int, _ lease: Duration, _ returning: [Int64]
+  ) async throws -> [Int64]
+  /// One call to the store: gives `tickets` back.
+  typealias Give = @Sendable (_ tickets: [Int64]) async throws -> Void
+
+  /// How long a ticket taken in bulk is reused before it goes back.
+  let hold: Duration
+  /// How long tickets given back wait for others to share their call.
+  let flushDelay: Duration
+  private let takeFromStore: Take
+  private let giveToStore: Give
+  private let clock = ContinuousClock()
+  private var hosts: [String: Host] = [:]
+
+  /// One host's tickets in this worker.
+  private struct Host {
+    /// Tickets not in use, reusable until their hold passes.
+    var free: [(id: Int64, holdUntil: ContinuousClock.Instant)] = []
+    /// Tickets of requests in flight, with the end of their hold.
+    var inUse: [Int64: ContinuousClock.Instant] = [:]
+    /// Tickets to give back in the next call.
+    var returning: [Int64] = []
+    var flushScheduled = false
+    /// True while a call to the store for this host is in flight.
+    var calling = false
+    /// Requests waiting for that call's tickets.
+    var waiting: [CheckedContinuation<Void, Never>] = []
+  }
+
+  /// Ends a call to the store: the requests that waited for it look at the free tickets.
+  private func wakeWaiting(_ host: String) {
+    guard var entry = hosts[host] else { return }
+    entry.calling = false
+    let waiting = entry.waiting
+    entry.waiting = []
+    hosts[host] = entry
+    for continuation in waiting { continuation.resume() }
+  }
+
+  init(hold: Duration = .seconds(2), flushDelay: Duration = .milliseconds(100), take: @escaping Take, give: @escaping Give) {
+    self.hold = hold
+    self.flushDelay = flushDelay
+    self.takeFromStore = take
+    self.giveToStore = give
+  }
+
+  /// A ticket for one request to `host`, or nil when the fleet's budget for
+  /// it is spent now (ask again shortly). A store error reads as nil.
+  func take(host: String, concurrency: Int, delay: Duration, lease: Duration) async -> Int64? {
+    // One call to the store per host at a time: requests starting meanwhile
+    // share what it brings, or come back shortly when it brought nothing.
+    if delay == .zero, hosts[host]?.calling == true {
+      await withCheckedContinuation { hosts[host]!.waiting.append($0) }
+      guard hosts[host]?.free.isEmpty == false else { return nil }
+    }
+    let now = clock.now
+    var entry = hosts[host] ?? Host()
+    retireFree(&entry, now: now)
+    if delay == .zero, let ticket = entry.free.popLast() {
+      entry.inUse[ticket.id] = ticket.holdUntil
+      hosts[host] = entry
+      return ticket.id
+    }
+    let count = delay == .zero ? max(1, concurrency - entry.inUse.count) : 1
+    let returning = entry.returning
+    entry.returning = []
+    hosts[host] = entry
+    if delay == .zero { hosts[host, default: Host()].calling = true }
+    let answer = try? await takeFromStore(host, concurrency, delay, count, lease + hold, returning)
+    defer { if delay == .zero { wakeWaiting(host) } }
+    guard let granted = answer else {
+      hosts[host, default: Host()].returning += returning
+      return nil
+    }
+    guard let first = granted.first else { return nil }
+    // A ticket with a delay is one start: it is never reused.
+    let holdUntil = delay == .zero ? now + hold : now
+    hosts[host, default: Host()].inUse[first] = holdUntil
+    if granted.count > 1 {
+      hosts[host, default: Host()].free += granted.dropFirst().map { ($0, holdUntil) }
+      Task { [clock] in
+        try? await clock.sleep(until: holdUntil)
+        await self.retireAndFlush(host)
+      }
+    }
+    return first
+  }
+
+  /// Ends a request's use of `ticket`: kept for the next request while its
+  /// hold lasts, given back to the store otherwise.
+  func give(host: String, ticket: Int64) async {
+    guard let holdUntil = hosts[host]?.inUse.removeValue(forKey: ticket) else { return }
+    let now = clock.now
+    if now < holdUntil {
+      hosts[host]!.free.append((ticket, holdUntil))
+      // A host with nothing in flight gives its unused tickets back soon:
+      // this worker may be done with it.
+      if hosts[host]!.inUse.isEmpty { scheduleFlush(host) }
+    } else {
+      hosts[host]!.returning.append(ticket)
+      scheduleFlush(host)
+    }
+  }
+
+  /// Moves the free tickets whose hold passed to those to give back.
+  private func retireFree(_ entry: inout Host, now: ContinuousClock.Instant) {
+    guard entry.free.contains(where: { $0.holdUntil <= now }) else { return }
+    entry.returning += entry.free.filter { $0.holdUntil <= now }.map(\.id)
+    entry.free.removeAll { $0.holdUntil <= now }
+  }
+
+  private func retireAndFlush(_ host: String) async {
+    guard var entry = hosts[host] else { return }
+    retireFree(&entry, now: clock.now)
+    hosts[host] = entry
+    await flush(host)
+  }
+
+  private func scheduleFlush(_ host: String) {
+    guard hosts[host]?.flushScheduled == false else { return }
+    hosts[host]!.flushScheduled = true
+    Task { [clock, flushDelay] in
+      try? await clock.sleep(for: flushDelay)
+      await self.flush(host)
+    }
+  }
+
+  /// Gives back the tickets waiting to go, and the free ones too when the
+  /// host has no request in flight, in one call.
+  private func flush(_ host: String) async {
+    guard var entry = hosts[host] else { return }
+    entry.flushScheduled = false
+    if entry.inUse.isEmpty {
+      entry.returning += entry.free.map(\.id)
+      entry.free = []
+    }
+    let tickets = entry.returning
+    entry.returning = []
+    hosts[host] = entry
+    guard !tickets.isEmpty else { return }
+    do {
+      try await giveToStore(tickets)
+    } catch {
+      // Their leases free them on the store in any case.
+    }
+  }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+
+@testable import Forage
+
+/// A worker hands out the fleet's per-host request slots locally: one call to
+/// the store takes several, and a request start waits for no round trip
+/// (issue 27: a call per request was 40% of the PostgreSQL server's time).
+struct HostTicketPoolTests {
+  /// A store's side of the pool: counts calls, hands out numbered tickets up
+  /// to `concurrency` held at once, and records what comes back.
+  actor FakeStore {
+    var takes = 0
+    var gives = 0
+    var held: Set<Int64> = []
+    var returned: [Int64] = []
+    private var next: Int64 = 1
+
+    func take(concurrency: Int, delay: Duration, count: Int, returning: [Int64]) -> [Int64] {
+      takes += 1
+      give(returning)
+      let grant = min(count, concurrency - held.count, delay == .zero ? .max : 1)
+      guard grant > 0 else { return [] }
+      let tickets = (0..<Int64(grant)).map { next + $0 }
+      next += Int64(grant)
+      held.formUnion(tickets)
+      return tickets
+    }
+
+    func give(_ tickets: [Int64]) {
+      if !tickets.isEmpty { gives += 1 }
+      held.subtract(tickets)
+      returned += tickets
+    }
+  }
+
+  /// A pool on `store`, whose calls take `latency` (a round trip) each.
+  func pool(
+    _ store: FakeStore, hold: Duration, flushDelay: Duration = .milliseconds(10), latency: Duration = .zero
+  ) -> HostTicketPool {
+    HostTicketPool(
+      hold: hold, flushDelay: flushDelay,
+      take: { _, concurrency, delay, count, _, returning in
+        if latency > .zero { try? await Task.sleep(for: latency) }
+        return await store.take(concurrency: concurrency, delay: delay, count: count, returning: returning)
+      },
+      give: { tickets in await store.give(tickets) })
+  }
+
+  /// Waits until `condition` holds, for up to ten seconds (the pool's
+  /// background returns run on real time; the bound only stops a broken pool).
+  func eventually(_ condition: () async -> Bool) async throws {
+    let end = ContinuousClock.now + .seconds(10)
+    while await !condition(), ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(5)) }
+  }
+
+  @Test func test_issue27_manyRequestsToAHost_takeItsSlotsInOneCallToTheStore() async throws {
+    let store = FakeStore()
+    let pool = pool(store, hold: .seconds(3600))
+    let host = "http://example.com"
+    // Four requests in flight at once, two hundred in all.
+    var inFlight: [Int64] = []
+    for _ in 0..<4 {
+      inFlight.append(try #require(await pool.take(host: host, concurrency: 4, delay: .zero, lease: .seconds(30))))
+    }
+    #expect(Set(inFlight).count == 4)
+    #expect(await pool.take(host: host, concurrency: 4, delay: .zero, lease: .seconds(30)) == nil, "all four in use")
+    for round in 0..<196 {
+      await pool.give(host: host, ticket: inFlight[round % 4])
+      inFlight[round % 4] = try #require(await pool.take(host: host, concurrency: 4, delay: .zero, lease: .seconds(30)))
+    }
+    // One call took the four tickets; the refused fifth request asked once more.
+    #expect(await store.takes == 2)
+    #expect(await store.held.count == 4)
+  }
+
+  @Test func test_issue27_requestsStartingTogether_shareOneCallToTheStore() async throws {
+    let store = FakeStore()
+    // Each call to the store takes a while, so the requests start while it is on its way.
+    let pool = pool(store, hold: .seconds(3600), latency: .milliseconds(50))
+    let tickets = await withTaskGroup(of: Int64?.self) { group in
+      for _ in 0..<8 {
+        group.addTask { await pool.take(host: "http://example.com", concurrency: 8, delay: .zero, lease: .seconds(30)) }
+      }
+      return await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(Set(tickets.compactMap { $0 }).count == 8, "\(tickets)")
+    #expect(await store.takes == 1)
+  }
+
+  @Test func test_issue27_ticketsGoBackWhenTheirHoldPasses_soOtherWorkersGetTheirShare() async throws {
+    let store = FakeStore()
+    let pool = pool(store, hold: .milliseconds(30))
+    let host = "http://example.com"
+    let first = try #require(await pool.take(host: host, concurrency: 3, delay: .zero, lease: .seconds(30)))
+    #expect(await store.held.count == 3, "the worker took the host's three slots")
+    try await eventually { await store.held.count == 1 }
+    // The two unused ones went back when the hold passed; the one in use goes
+    // back when its request ends, since its hold is over.
+    #expect(await store.held == [first])
+    await pool.give(host: host, ticket: first)
+    try await eventually { await store.held.isEmpty }
+    #expect(await store.held.isEmpty)
+    #expect(await store.returned.count == 3)
+  }
+
+  @Test func test_issue27_aHostWithADelay_takesOneStartPerRequest_andNeverReusesIt() async throws {
+    let store = FakeStore()
+    let pool = pool(store, hold: .seconds(3600))
+    let host = "http://slow.example"
+    let one = try #require(await pool.take(host: host, concurrency: 4, delay: .seconds(1), lease: .seconds(30)))
+    await pool.give(host: host, ticket: one)
+    let two = try #require(await pool.take(host: host, concurrency: 4, delay: .seconds(1), lease: .seconds(30)))
+    #expect(one != two)
+    #expect(await store.takes == 2, "each start asked the store, which spaces the fleet's starts")
+    await pool.give(host: host, ticket: two)
+    try await eventually { await store.held.isEmpty }
+    #expect(await store.held.isEmpty)
+  }
+
+  @Test func test_issue27_aHostWithNothingInFlight_givesItsUnusedTicketsBack() async throws {
+    let store = FakeStore()
+    let pool = pool(store, hold: .seconds(3600))
+    let host = "http://example.com"
+    let ticket = try #require(await pool.take(host: host, concurrency: 5, delay: .zero, lease: .seconds(30)))
+    #expect(await store.held.count == 5)
+    await pool.give(host: host, ticket: ticket)
+    try await eventually { await store.held.isEmpty }
+    #expect(await store.held.isEmpty, "a worker done with a host keeps none of its slots")
+  }
+}
