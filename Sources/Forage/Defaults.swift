@@ -67,8 +67,3 @@ public enum EngineDefaults {
   /// The daemon prunes the change history this often.
   public static let maintenanceInterval: Duration = .seconds(6 * 3600)
 }
-
-/// The name ``EngineDefaults`` had before issue 28 named every module's
-/// defaults by area; kept inside the module for the files not yet moved
-/// to the new name.
-typealias Defaults = EngineDefaults

@@ -65,6 +65,7 @@ struct RunCommand: Command {
   func run(_ out: Terminal) async -> ExitStatus {
     guard let loaded = loadConfig(config, out) else { return .badInput }
     // Bad names are refused before the store is opened: nothing is written.
+    // What is resolved here is what runs (the engine looks nothing up again).
     let resolved: Launch
     do { resolved = try loaded.launch(task: task, sources: sources.isEmpty ? nil : sources, budget: budget, configName: config) } catch {
       out.error("forage run", error)
@@ -89,8 +90,7 @@ struct RunCommand: Command {
     defer { signals.cancel() }
     do {
       let summary = try await engine.run(
-        task: task, sources: sources.isEmpty ? nil : sources, budget: budget, stop: stop,
-        progress: { throttle.update($0) }, log: { out.error("forage run: \($0)") })
+        resolved, stop: stop, progress: { throttle.update($0) }, log: { out.error("forage run: \($0)") })
       out.clearProgress()
       out.print(json ? jsonText(summary) : summary.description)
       do { try await engine.close() } catch { out.error("forage run", error) }

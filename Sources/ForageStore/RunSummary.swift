@@ -278,4 +278,5 @@ extension SourceRunSummary: PageTally {}
 /// The name runs' conditions had before issue 28 made the scheduler's
 /// ``DeviceConditions`` the one conditions type (its JSON is the form
 /// stored runs have always had, so runs stored before still read).
+@available(*, deprecated, renamed: "DeviceConditions")
 public typealias LaunchConditions = DeviceConditions

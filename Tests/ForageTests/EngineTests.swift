@@ -17,11 +17,15 @@ import ForageTestSupport
 
   @Test func test_launch_resolvesATask_orSources_andTheBudget() throws {
     let task = try Self.config.launch(task: "com.example.refresh", sources: nil, budget: nil)
-    #expect(task == Launch(task: "com.example.refresh", sources: ["prices"], budget: .seconds(20)))
+    #expect(
+      task
+        == Launch(
+          task: "com.example.refresh", definition: Self.config.tasks[0], sources: [Self.config.sources[0]],
+          budget: .seconds(20)))
     let named = try Self.config.launch(task: nil, sources: ["news"], budget: .seconds(5))
-    #expect(named == Launch(task: "run", sources: ["news"], budget: .seconds(5)))
+    #expect(named == Launch(task: "run", sources: [Self.config.sources[1]], budget: .seconds(5)))
     let all = try Self.config.launch(task: nil, sources: nil, budget: nil)
-    #expect(all.sources == nil && all.budget == EngineDefaults.runBudget)
+    #expect(all.sources == Self.config.sources && all.budget == EngineDefaults.runBudget && all.definition == nil)
   }
 
   @Test func test_launch_unknownNames_areEngineErrors_withTheClosestName() {

@@ -227,6 +227,31 @@ func shopConfig(
       (error as? EngineError)?.kind == .unknownSource && "\(error)".contains("did you mean \"prices\"?")
     }
   }
+
+  /// A launch is resolved once and passed down: the job runs the sources it
+  /// was given, as given, and records the launch's task; it looks no name
+  /// up in the config again (issue 28).
+  @Test func test_issue28_aResolvedLaunch_runsItsSourcesAsGiven() async throws {
+    let site = DemoSite(products: 5)
+    let server = try TestServer(site: site)
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    let config = shopConfig(server.baseURL)
+    // The config's source renamed, and only one page of it: not a name of the config.
+    var source = config.sources[0]
+    source.name = "catalog-preview"
+    source.crawl = nil
+    source.urls = [server.url(site.productPath(1))]
+    let launch = Launch(task: "com.example.preview", sources: [source], budget: .seconds(30))
+    let summary = try await Job(config: config, store: store, transport: Engine.defaultTransport()).run(launch)
+    #expect(summary.completedSources == ["catalog-preview"])
+    #expect(summary.sources.map(\.name) == ["catalog-preview"])
+    #expect(summary.pagesFetched == 1 && summary.recordsNew == 1)
+    #expect(server.requestCount(path: site.productPath(2)) == 0)
+    let runs = try await store.runs(limit: 1)
+    #expect(runs.first?.task == "com.example.preview")
+  }
 }
 
 @Suite struct ConditionalRequestTests {

@@ -4,7 +4,15 @@ import ForageStore
 
 /// The launch's decisions, without sockets or clocks (issue 10).
 @Suite struct LaunchMachineTests {
-  typealias Machine = LaunchMachine<String>
+  /// A page as the machine sees it: a name, counted as fetched.
+  struct TestPage: LaunchPage, ExpressibleByStringLiteral {
+    var name: String
+    init(stringLiteral name: String) { self.name = name }
+    func count(into summary: inout RunSummary) { summary.pagesFetched += 1 }
+    func count(into source: inout SourceRunSummary) { source.pagesFetched += 1 }
+  }
+
+  typealias Machine = LaunchMachine<TestPage>
 
   static func items(_ lane: Int, _ range: ClosedRange<Int>) -> [FrontierItem] {
     range.map { FrontierItem(id: Int64(lane * 100_000 + $0), crawl: Int64(lane), url: "u\(lane)-\($0)", fingerprint: UInt64($0), depth: 0, attempts: 0) }
@@ -18,8 +26,16 @@ import ForageStore
     actions.compactMap { if case .claim(let lane, _, _) = $0 { return lane } else { return nil } }
   }
 
+  static func completes(_ actions: [Machine.Action]) -> [Int] {
+    actions.compactMap { if case .complete(let lane) = $0 { return lane } else { return nil } }
+  }
+
+  static func finish(_ actions: [Machine.Action]) -> RunOutcome? {
+    actions.lazy.compactMap { if case .finish(let outcome) = $0 { return outcome } else { return nil } }.first
+  }
+
   static func commits(_ actions: [Machine.Action]) -> [[String]] {
-    actions.compactMap { if case .commit(let batch) = $0 { return batch.map(\.page) } else { return nil } }
+    actions.compactMap { if case .commit(let batch) = $0 { return batch.map(\.page.name) } else { return nil } }
   }
 
   @Test func test_start_claimsForEverySource() {
@@ -85,14 +101,14 @@ import ForageStore
     _ = m.start()
     _ = m.handle(.claimed(lane: 0, items: Self.items(0, 1...100), generation: 0))
     // The first page schedules a tick; three make a batch.
-    #expect(m.handle(.fetched(lane: 0, page: "1")).contains { if case .scheduleTick = $0 { true } else { false } })
+    #expect(m.handle(.fetched(lane: 0, page: "1")).contains { if case .wait(.commitInterval) = $0 { true } else { false } })
     #expect(Self.commits(m.handle(.fetched(lane: 0, page: "2"))).isEmpty)
     #expect(Self.commits(m.handle(.fetched(lane: 0, page: "3"))) == [["1", "2", "3"]])
     // One commit at a time: pages wait for the running one.
     #expect(Self.commits(m.handle(.fetched(lane: 0, page: "4"))).isEmpty)
     _ = m.handle(.tick)
-    #expect(Self.commits(m.handle(.committed(linksAdded: 0))) == [["4"]])
-    _ = m.handle(.committed(linksAdded: 0))
+    #expect(Self.commits(m.handle(.committed(CommitCounts(linksAdded: 0)))) == [["4"]])
+    _ = m.handle(.committed(CommitCounts(linksAdded: 0)))
     // A lone page is committed at its tick.
     _ = m.handle(.fetched(lane: 0, page: "5"))
     #expect(Self.commits(m.handle(.tick)) == [["5"]])
@@ -113,7 +129,7 @@ import ForageStore
     let empty = m.handle(.claimed(lane: 1, items: [], generation: 0))
     #expect(Self.commits(empty) == [["a1", "c1"]], "its frontier is dry: commit now")
     // The commit adds the chain's next link: it claims again.
-    #expect(Self.claims(m.handle(.committed(linksAdded: 1))) == [1])
+    #expect(Self.claims(m.handle(.committed(CommitCounts(linksAdded: 1)))) == [1])
     // The busy source alone never commits early.
     #expect(Self.commits(m.handle(.fetched(lane: 0, page: "a2"))).isEmpty)
   }
@@ -124,15 +140,18 @@ import ForageStore
     _ = m.handle(.claimed(lane: 0, items: Self.items(0, 1...1), generation: 0))
     _ = m.handle(.fetched(lane: 0, page: "seed"))  // commit of the seed page
     // Another claim goes out (generation 0) while the commit adds links…
-    let after = m.handle(.committed(linksAdded: 5))
+    let after = m.handle(.committed(CommitCounts(linksAdded: 5)))
     _ = after
     // …and comes back empty, but a commit finished since it started.
     let again = m.handle(.claimed(lane: 0, items: [], generation: 0))
     #expect(m.lanes[0].mayHaveMore)
     #expect(Self.claims(again) == [0])
-    // An empty claim started after the last commit is the end.
-    _ = m.handle(.claimed(lane: 0, items: [], generation: m.commits))
+    // An empty claim started after the last commit is the end: its crawl
+    // is completed, then the launch finishes.
+    #expect(Self.completes(m.handle(.claimed(lane: 0, items: [], generation: m.commits))) == [0])
     #expect(m.lanes[0].isExhausted)
+    #expect(!m.isDone)
+    #expect(Self.finish(m.handle(.crawlCompleted(lane: 0, CompletionCounts()))) == .completed)
     #expect(m.isDone)
   }
 
@@ -144,12 +163,16 @@ import ForageStore
     #expect(!m.isDone)
     _ = m.handle(.claimed(lane: 1, items: Self.items(1, 1...2), generation: 0))
     _ = m.handle(.fetched(lane: 1, page: "a"))
-    _ = m.handle(.committed(linksAdded: 0))
+    _ = m.handle(.committed(CommitCounts(linksAdded: 0)))
     _ = m.handle(.fetched(lane: 1, page: "b"))
     _ = m.handle(.claimed(lane: 1, items: [], generation: m.commits))
     #expect(!m.isDone, "a page is still being committed")
-    _ = m.handle(.committed(linksAdded: 0))
-    #expect(m.lanes[1].isExhausted && m.isDone)
+    #expect(Self.completes(m.handle(.committed(CommitCounts(linksAdded: 0)))) == [0, 1])
+    #expect(m.lanes[1].isExhausted && !m.isDone)
+    _ = m.handle(.crawlCompleted(lane: 0, nil))
+    // No stop: a launch whose sources ran dry completed, whatever the
+    // store's completions said.
+    #expect(Self.finish(m.handle(.crawlCompleted(lane: 1, CompletionCounts()))) == .completed)
   }
 
   @Test func test_stopRequest_startsNothing_givesAGrace_thenCancels_andCommitsWhatCameBack() {
@@ -158,7 +181,7 @@ import ForageStore
     _ = m.handle(.claimed(lane: 0, items: Self.items(0, 1...50), generation: 0))
     #expect(m.fetching == 4)
     let stop = m.handle(.stopRequested)
-    #expect(stop.contains { if case .startGrace = $0 { true } else { false } })
+    #expect(stop.contains { if case .wait(.grace) = $0 { true } else { false } })
     #expect(Self.fetches(stop).isEmpty && Self.claims(stop).isEmpty)
     #expect(m.stoppedOnRequest)
     // A page that lands is committed at once, and frees no new fetch.
@@ -166,10 +189,10 @@ import ForageStore
     #expect(Self.commits(landed) == [["a"]] && Self.fetches(landed).isEmpty)
     // The grace ends: the rest is cancelled; their (deferred) pages still commit.
     #expect(m.handle(.graceOver).contains { if case .cancelFetches = $0 { true } else { false } })
-    for p in ["b", "c", "d"] { _ = m.handle(.fetched(lane: 0, page: p)) }
+    for p: TestPage in ["b", "c", "d"] { _ = m.handle(.fetched(lane: 0, page: p)) }
     #expect(!m.isDone)
-    #expect(Self.commits(m.handle(.committed(linksAdded: 0))) == [["b", "c", "d"]])
-    _ = m.handle(.committed(linksAdded: 0))
+    #expect(Self.commits(m.handle(.committed(CommitCounts(linksAdded: 0)))) == [["b", "c", "d"]])
+    _ = m.handle(.committed(CommitCounts(linksAdded: 0)))
     #expect(m.isDone)
   }
 
@@ -194,5 +217,211 @@ import ForageStore
     // The failed entry went back to the queue and is claimed again: skipped.
     let again = m.handle(.claimed(lane: 0, items: Self.items(0, 1...1), generation: m.commits))
     #expect(Self.fetches(again).isEmpty)
+  }
+
+  // MARK: Issue 28: phases, the fleet wait, cancellation, the tally
+
+  /// The type's doc example, line for line.
+  @Test func test_theDocExample_runs() {
+    let items = Self.items(0, 1...10)
+    let page: TestPage = "p"
+    var machine = LaunchMachine<TestPage>(lanes: [.init(cap: 4)], concurrency: 8, commitBatch: 256)
+    var actions = machine.start()  // [.claim(lane: 0, limit: 32, generation: 0)]
+    guard case .claim(0, 32, 0) = actions.first, actions.count == 1 else {
+      Issue.record("\(actions)")
+      return
+    }
+    // perform each action; feed back what it returned:
+    actions = machine.handle(.claimed(lane: 0, items: items, generation: 0))  // 4 .fetch: the cap
+    #expect(Self.fetches(actions).count == 4)
+    actions = machine.handle(.fetched(lane: 0, page: page))  // the next .fetch, a .wait(.commitInterval)
+    #expect(Self.fetches(actions).count == 1)
+    #expect(actions.contains { if case .wait(.commitInterval) = $0 { true } else { false } })
+  }
+
+  @Test func test_issue28_phases_startCrawlFinishAndEnd() {
+    var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 10)
+    #expect(m.phase == .starting)
+    _ = m.start()
+    #expect(m.phase == .crawling)
+    _ = m.handle(.claimed(lane: 0, items: Self.items(0, 1...1), generation: 0))  // and a claim ahead
+    _ = m.handle(.fetched(lane: 0, page: "a"))  // nothing in flight: committed at once
+    _ = m.handle(.committed(CommitCounts()))
+    // The claim ahead raced with that commit: its empty answer is not the end.
+    #expect(Self.claims(m.handle(.claimed(lane: 0, items: [], generation: 0))) == [0])
+    #expect(m.phase == .crawling)
+    // The next one is: nothing in flight, the frontier dry, so the crawl is
+    // completed, then the launch ends.
+    let end = m.handle(.claimed(lane: 0, items: [], generation: 1))
+    #expect(Self.completes(end) == [0])
+    #expect(m.phase == .finishing(stoppedBy: nil, remaining: 1))
+    #expect(Self.finish(m.handle(.crawlCompleted(lane: 0, CompletionCounts(removed: 2)))) == .completed)
+    #expect(m.phase == .done(.completed, stoppedBy: nil))
+    #expect(m.tally.totals.completedSources == ["0"] && m.tally.totals.recordsRemoved == 2)
+    #expect(m.tally.totals.pagesFetched == 1)
+    // Nothing starts after the end.
+    #expect(m.handle(.tick).isEmpty && m.handle(.stopAt).isEmpty && m.start().isEmpty)
+  }
+
+  @Test func test_issue28_deadline_drains_thenEndsOnTheBudget() {
+    var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 10)
+    _ = m.start()
+    // Enough claimed that no claim goes out ahead.
+    _ = m.handle(.claimed(lane: 0, items: Self.items(0, 1...40), generation: 0))
+    #expect(m.handle(.stopAt).isEmpty)
+    #expect(m.phase == .draining(.deadline))
+    // The two pages in flight land and are committed, one commit at a time;
+    // the crawl has URLs left, so no completion is tried.
+    #expect(Self.commits(m.handle(.fetched(lane: 0, page: "a"))) == [["a"]])
+    #expect(Self.commits(m.handle(.fetched(lane: 0, page: "b"))).isEmpty)
+    #expect(Self.commits(m.handle(.committed(CommitCounts()))) == [["b"]])
+    #expect(m.phase == .draining(.deadline))
+    let end = m.handle(.committed(CommitCounts()))
+    #expect(Self.completes(end).isEmpty)
+    #expect(Self.finish(end) == .budget)
+    #expect(m.phase == .done(.budget, stoppedBy: .deadline))
+    #expect(m.tally.totals.pagesFetched == 2)
+  }
+
+  @Test func test_issue28_cancellationMidCrawl_stopsAsTheDeadline_andCommitsWhatCameBack() {
+    var m = Machine(lanes: [.init(cap: 3), .init(cap: 3)], concurrency: 4, commitBatch: 100)
+    _ = m.start()
+    _ = m.handle(.claimed(lane: 0, items: Self.items(0, 1...20), generation: 0))
+    _ = m.handle(.claimed(lane: 1, items: Self.items(1, 1...20), generation: 0))
+    _ = m.handle(.fetched(lane: 0, page: "a"))  // its slot goes to lane 1
+    #expect(m.fetching == 4 && m.lanes[0].fetching == 2)
+    let cancelled = m.handle(.cancelled)
+    #expect(m.phase == .draining(.cancellation))
+    #expect(!m.stoppedOnRequest && m.stopping)
+    // No fetch, no claim, no grace of its own; the waiting page is committed at once.
+    #expect(Self.fetches(cancelled).isEmpty && Self.claims(cancelled).isEmpty)
+    #expect(!cancelled.contains { if case .wait = $0 { true } else { false } })
+    #expect(Self.commits(cancelled) == [["a"]])
+    // A second cancellation, a stop request, the deadline: nothing changes.
+    #expect(m.handle(.cancelled).isEmpty && m.handle(.stopRequested).isEmpty && m.handle(.stopAt).isEmpty)
+    #expect(m.phase == .draining(.cancellation))
+    // The fetches in flight come back (deferred) and are committed.
+    for (lane, page) in [(0, "b"), (0, "c"), (1, "d"), (1, "e")] { _ = m.handle(.fetched(lane: lane, page: .init(stringLiteral: page))) }
+    #expect(Self.commits(m.handle(.committed(CommitCounts()))) == [["b", "c", "d", "e"]])
+    #expect(Self.finish(m.handle(.committed(CommitCounts()))) == .budget)
+    #expect(m.tally.totals.pagesFetched == 5)
+  }
+
+  /// A fleet's worker whose frontier is empty while others hold claims
+  /// waits for them, then looks again (one of them may die and its URLs
+  /// come back); the generation of its first empty claim is kept.
+  @Test func test_issue28_fleet_anEmptyClaimWhileOthersHoldSome_waits_thenClaimsAgain() {
+    var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 10)
+    _ = m.start()
+    let wait = m.handle(.claimed(lane: 0, items: [], generation: 0, fleet: FrontierCounts(queued: 0, claimed: 3)))
+    #expect(wait.count == 1)
+    #expect(wait.contains { if case .wait(.fleet(lane: 0)) = $0 { true } else { false } })
+    #expect(m.lanes[0].frontier == .waitingForFleet(generation: 0))
+    #expect(m.lanes[0].isClaiming && !m.isDone)
+    // The wait is over: claim again, with the first claim's generation.
+    let again = m.handle(.fleetWaitOver(lane: 0))
+    guard case .claim(0, _, 0) = again.first, again.count == 1 else {
+      Issue.record("\(again)")
+      return
+    }
+    #expect(m.lanes[0].frontier == .claiming)
+    // A dead worker's URLs came back: they are fetched.
+    #expect(Self.fetches(m.handle(.claimed(lane: 0, items: Self.items(0, 1...2), generation: 0))).count == 2)
+  }
+
+  @Test func test_issue28_fleet_anEmptyClaimWithURLsQueued_claimsAgainAtOnce() {
+    var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 10)
+    _ = m.start()
+    let again = m.handle(.claimed(lane: 0, items: [], generation: 0, fleet: FrontierCounts(queued: 4, claimed: 1)))
+    #expect(Self.claims(again) == [0] && again.count == 1)
+    #expect(m.lanes[0].frontier == .claiming)
+  }
+
+  @Test func test_issue28_fleet_anEmptyClaimWithNothingHeld_isTheEnd() {
+    var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 10)
+    _ = m.start()
+    let end = m.handle(.claimed(lane: 0, items: [], generation: 0, fleet: FrontierCounts(done: 7)))
+    #expect(m.lanes[0].frontier == .dry)
+    #expect(Self.completes(end) == [0])
+  }
+
+  /// A stop ends a fleet's wait at once (the old loop slept a poll more),
+  /// and the wait's late event changes nothing.
+  @Test func test_issue28_fleet_aStopEndsTheWait() {
+    var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 10)
+    _ = m.start()
+    _ = m.handle(.claimed(lane: 0, items: [], generation: 0, fleet: FrontierCounts(claimed: 1)))
+    let stop = m.handle(.stopRequested)
+    // The empty claim, no commit since: the frontier here is dry, and the
+    // store decides whether the crawl completes (others still hold URLs).
+    #expect(m.lanes[0].frontier == .dry)
+    #expect(Self.completes(stop) == [0])
+    #expect(Self.finish(m.handle(.crawlCompleted(lane: 0, nil))) == .interrupted)
+    #expect(m.handle(.fleetWaitOver(lane: 0)).isEmpty)
+    #expect(m.phase == .done(.interrupted, stoppedBy: .request))
+  }
+
+  @Test func test_issue28_fleet_aWaitOverAfterTheDeadline_claimsNothing() {
+    var m = Machine(lanes: [.init(cap: 2), .init(cap: 2)], concurrency: 4, commitBatch: 10)
+    _ = m.start()
+    _ = m.handle(.claimed(lane: 1, items: Self.items(1, 1...5), generation: 0))
+    _ = m.handle(.claimed(lane: 0, items: [], generation: 0, fleet: FrontierCounts(claimed: 1)))
+    _ = m.handle(.stopAt)
+    #expect(m.lanes[0].frontier == .dry)
+    #expect(Self.claims(m.handle(.fleetWaitOver(lane: 0))).isEmpty)
+  }
+
+  /// The tally counts pages when their commit lands, records by the
+  /// commit's changes, per source; each commit is reported, and one that
+  /// queued notifications wakes their delivery.
+  @Test func test_issue28_tally_countsCommits_perSource_andReportsEach() {
+    var m = Machine(
+      lanes: [.init(cap: 1), .init(cap: 1)], concurrency: 2, commitBatch: 2,
+      tally: RunTally(sources: ["shop", "news"]))
+    _ = m.start()
+    _ = m.handle(.claimed(lane: 0, items: Self.items(0, 1...5), generation: 0))
+    _ = m.handle(.claimed(lane: 1, items: Self.items(1, 1...5), generation: 0))
+    _ = m.handle(.fetched(lane: 0, page: "s1"))
+    #expect(Self.commits(m.handle(.fetched(lane: 1, page: "n1"))) == [["s1", "n1"]])
+    #expect(m.tally.totals.pagesFetched == 0, "not counted before the commit lands")
+    var counts = CommitCounts(linksAdded: 3, newRecords: 2, notifications: 1)
+    counts.changes = [.init(source: "news", kind: .new), .init(source: "news", kind: .new)]
+    let landed = m.handle(.committed(counts))
+    #expect(landed.contains { if case .report = $0 { true } else { false } })
+    #expect(landed.contains { if case .wakeDelivery = $0 { true } else { false } })
+    let t = m.tally.totals
+    #expect(t.pagesFetched == 2 && t.recordsNew == 2 && t.notificationsQueued == 1)
+    #expect(t.sources.map(\.name) == ["shop", "news"])
+    #expect(t.sources[0].pagesFetched == 1 && t.sources[1].pagesFetched == 1 && t.sources[1].recordsNew == 2)
+    // A commit without notifications only reports.
+    _ = m.handle(.fetched(lane: 0, page: "s2"))
+    _ = m.handle(.fetched(lane: 1, page: "n2"))
+    let quiet = m.handle(.committed(CommitCounts()))
+    #expect(!quiet.contains { if case .wakeDelivery = $0 { true } else { false } })
+    #expect(m.tally.totals.pagesFetched == 4)
+  }
+
+  /// A stop that came as the last pages were committed, with every crawl
+  /// completed, leaves nothing for a next launch: the launch completed.
+  @Test func test_issue28_aStopWithEveryCrawlCompleted_isACompletedLaunch() {
+    var m = Machine(lanes: [.init(cap: 1)], concurrency: 1, commitBatch: 10)
+    _ = m.start()
+    _ = m.handle(.claimed(lane: 0, items: Self.items(0, 1...1), generation: 0))
+    _ = m.handle(.claimed(lane: 0, items: [], generation: 0))  // a claim ahead, empty: dry
+    _ = m.handle(.stopRequested)
+    _ = m.handle(.fetched(lane: 0, page: "last"))
+    let end = m.handle(.committed(CommitCounts()))
+    #expect(Self.completes(end) == [0])
+    #expect(m.phase == .finishing(stoppedBy: .request, remaining: 1))
+    #expect(Self.finish(m.handle(.crawlCompleted(lane: 0, CompletionCounts()))) == .completed)
+    // Without the completion (URLs left), the stop request is the outcome.
+    var n = Machine(lanes: [.init(cap: 1)], concurrency: 1, commitBatch: 10)
+    _ = n.start()
+    _ = n.handle(.claimed(lane: 0, items: Self.items(0, 1...1), generation: 0))
+    _ = n.handle(.claimed(lane: 0, items: [], generation: 0))
+    _ = n.handle(.stopRequested)
+    _ = n.handle(.fetched(lane: 0, page: "last"))
+    _ = n.handle(.committed(CommitCounts()))
+    #expect(Self.finish(n.handle(.crawlCompleted(lane: 0, nil))) == .interrupted)
   }
 }

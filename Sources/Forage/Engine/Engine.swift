@@ -110,20 +110,41 @@ public struct Engine: Sendable {
   ///   - progress: called after each commit with the running totals.
   ///   - log: told what went wrong after a task's crawl (a download that
   ///     failed), which the summary does not hold.
-  /// - Throws: `EngineError.unknownTask`; `ConfigError` for an unknown source
-  ///   name; store errors. Fetch failures are counted, not thrown.
+  /// - Throws: `EngineError.unknownTask` or `EngineError.unknownSource`
+  ///   (see ``ForageConfig/launch(task:sources:budget:configName:)``); store
+  ///   errors. Fetch failures are counted, not thrown.
   public func run(
     task: String? = nil, sources: [String]? = nil, budget: Duration? = nil, stop: StopRequest? = nil,
     progress: (@Sendable (RunSummary) -> Void)? = nil, log: (@Sendable (String) -> Void)? = nil
   ) async throws -> RunSummary {
     let launch = try config.launch(task: task, sources: sources, budget: budget, configName: configName)
+    return try await run(launch, stop: stop, progress: progress, log: log)
+  }
+
+  /// Runs a launch resolved with ``ForageConfig/launch(task:sources:budget:configName:)``
+  /// (a front end that checked the names before opening the store passes
+  /// what it resolved; nothing is looked up again).
+  ///
+  ///     let launch = try engine.config.launch(task: "com.example.refresh", sources: nil, budget: nil)
+  ///     let summary = try await engine.run(launch)
+  ///
+  /// - Parameters:
+  ///   - stop: stops the launch early the way its budget would.
+  ///   - progress: called after each commit with the running totals.
+  ///   - log: told what went wrong after a task's crawl (a download that
+  ///     failed), which the summary does not hold.
+  /// - Throws: `ConfigError` for a source that does not compile; store
+  ///   errors. Fetch failures are counted, not thrown.
+  public func run(
+    _ launch: Launch, stop: StopRequest? = nil, progress: (@Sendable (RunSummary) -> Void)? = nil,
+    log: (@Sendable (String) -> Void)? = nil
+  ) async throws -> RunSummary {
     let deadline = ContinuousClock.now + launch.budget
     let job = Job(config: config, store: store, transport: transport)
-    let summary = try await job.run(
-      sources: launch.sources, task: launch.task, budget: launch.budget, stop: stop, progress: progress)
+    let summary = try await job.run(launch, stop: stop, progress: progress)
     // A task's launch goes on as a scheduler's does (one code path): its
     // maintenance, then its queued downloads with what is left.
-    if let definition = task.flatMap(config.task(withID:)) {
+    if let definition = launch.definition {
       await TaskRunner.afterCrawl(
         definition, summary: summary, config: config, store: store, fetcher: job.fetcher,
         remaining: { stop?.isRequested == true ? .zero : deadline - ContinuousClock.now }, progress: nil,
@@ -164,20 +185,35 @@ public struct Engine: Sendable {
   }
 }
 
-/// What one launch runs, resolved from a task or source names.
+/// What one launch runs, resolved from a task or source names once (by
+/// ``ForageConfig/launch(task:sources:budget:configName:)``) and passed down
+/// to the engine and the job, which look nothing up again.
 public struct Launch: Sendable, Hashable {
   /// The task identifier recorded with the run (`run` without a task).
   public var task: String
-  /// The sources, in the order asked; nil for every source.
-  public var sources: [String]?
+  /// The config's task, when the launch is one (its downloads and
+  /// maintenance follow the crawl); nil for named sources.
+  public var definition: TaskDefinition?
+  /// The sources, in the order asked (every source when none were named).
+  public var sources: [Source]
   /// The time the launch may take.
   public var budget: Duration
+
+  /// A launch of `sources` within `budget`, recorded as `task`.
+  public init(task: String = "run", definition: TaskDefinition? = nil, sources: [Source], budget: Duration) {
+    self.task = task
+    self.definition = definition
+    self.sources = sources
+    self.budget = budget
+  }
 }
 
 extension ForageConfig {
   /// Resolves what a launch runs: a task's sources and budget, or the named
   /// sources (all when nil), checking every name first, so that a front end
   /// can refuse bad input before it opens or writes anything.
+  ///
+  ///     let launch = try config.launch(task: nil, sources: ["prices"], budget: .seconds(30))
   ///
   /// - Parameter configName: how messages name the config.
   /// - Throws: `EngineError` of kind `.unknownTask` or `.unknownSource`,
@@ -186,20 +222,21 @@ extension ForageConfig {
     throws(EngineError) -> Launch
   {
     var names = sources
-    var taskBudget: Duration?
+    var definition: TaskDefinition?
     if let task {
-      guard let definition = self.task(withID: task) else {
+      guard let found = self.task(withID: task) else {
         let known = tasks.map(\.id)
         let suggestion = Spelling.hint(for: task, in: known)
         let hint = !suggestion.isEmpty ? suggestion
           : known.isEmpty ? "; it has no tasks" : " (tasks: \(known.joined(separator: ", ")))"
         throw EngineError(.unknownTask, "no task \"\(task)\" in \(configName)\(hint)")
       }
-      names = definition.sources
-      taskBudget = definition.budget
+      names = found.sources
+      definition = found
     }
-    _ = try self.sources(named: names, configName: configName)
-    return Launch(task: task ?? "run", sources: names, budget: budget ?? taskBudget ?? EngineDefaults.runBudget)
+    return Launch(
+      task: task ?? "run", definition: definition, sources: try self.sources(named: names, configName: configName),
+      budget: budget ?? definition?.budget ?? EngineDefaults.runBudget)
   }
 
   /// The sources named (every source when nil), in that order.

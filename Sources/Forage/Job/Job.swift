@@ -1,6 +1,7 @@
 import Foundation
 import ForageHTML
 import ForageHTTP
+import ForageScheduler
 import ForageStore
 import ForageURL
 
@@ -59,12 +60,33 @@ package final class Job: Sendable {
       config.notify.isEmpty ? nil : notifier ?? Notifier(config: config, store: store, transport: transport, now: now)
   }
 
-  /// Runs one launch.
+  /// Runs one launch of the named sources.
   ///
   /// - Parameters:
   ///   - sources: names of the sources to refresh; nil for all.
   ///   - task: the task identifier recorded with the run.
   ///   - budget: the time this launch may take.
+  ///   - concurrencyLimit, recoveringClaims, stop, conditions, progress: as
+  ///     for ``run(_:concurrencyLimit:recoveringClaims:stop:conditions:progress:)``.
+  /// - Throws: `EngineError.unknownSource` for an unknown source name (from
+  ///   ``ForageConfig/sources(named:configName:)``, the one place names are
+  ///   resolved); what the launch throws.
+  package func run(
+    sources names: [String]? = nil, task: String = "run", budget: Duration, concurrencyLimit: Int? = nil,
+    recoveringClaims: Bool = true, stop: StopRequest? = nil, conditions: DeviceConditions? = nil,
+    progress: (@Sendable (RunSummary) -> Void)? = nil
+  ) async throws -> RunSummary {
+    let launch = Launch(task: task, sources: try config.sources(named: names), budget: budget)
+    return try await run(
+      launch, concurrencyLimit: concurrencyLimit, recoveringClaims: recoveringClaims, stop: stop,
+      conditions: conditions, progress: progress)
+  }
+
+  /// Runs one launch: `launch`'s sources within its budget.
+  ///
+  /// - Parameters:
+  ///   - launch: what runs, resolved from the config once (its sources are
+  ///     not looked up again).
   ///   - concurrencyLimit: at most this many requests at once (a job on
   ///     battery runs with fewer), whatever the config says.
   ///   - progress: called after each commit with the running totals.
@@ -84,18 +106,18 @@ package final class Job: Sendable {
   /// new requests, in-flight ones cancelled, deliveries abandoned at once (a
   /// command's program stopped; the notification stays pending), everything
   /// done so far committed.
-  /// - Throws: `EngineError.unknownSource` for an unknown source name;
-  ///   `ConfigError` for a source that does not compile; store errors. Fetch failures are not thrown: they
-  ///   are counted in the summary and retried on later launches.
+  /// - Throws: `ConfigError` for a source that does not compile; store
+  ///   errors. Fetch failures are not thrown: they are counted in the summary
+  ///   and retried on later launches.
   package func run(
-    sources names: [String]? = nil, task: String = "run", budget: Duration, concurrencyLimit: Int? = nil,
-    recoveringClaims: Bool = true, stop: StopRequest? = nil, conditions: LaunchConditions? = nil,
-    progress: (@Sendable (RunSummary) -> Void)? = nil
+    _ launch: Launch, concurrencyLimit: Int? = nil, recoveringClaims: Bool = true, stop: StopRequest? = nil,
+    conditions: DeviceConditions? = nil, progress: (@Sendable (RunSummary) -> Void)? = nil
   ) async throws -> RunSummary {
     let clock = ContinuousClock()
     let started = clock.now
+    let budget = launch.budget
     let deadline = started + budget
-    var selected = try config.sources(named: names)
+    var selected = launch.sources
     // Critical sources first: they win ties for a free slot.
     selected.sort { $0.critical && !$1.critical }
     let compiled = try selected.map { s throws(ConfigError) in try CompiledSource(s, canonicalizer: canonicalizer) }
@@ -106,14 +128,12 @@ package final class Job: Sendable {
       try await store.releaseClaims(owner: nil)
       try await store.releaseNotificationClaims(owner: nil)
     }
-    let runID = try await store.beginRun(task: task, sources: selected.map(\.name), startedAt: now())
+    let runID = try await store.beginRun(task: launch.task, sources: selected.map(\.name), startedAt: now())
 
-    var summary = RunSummary()
-    summary.conditions = conditions
-    summary.sources = selected.map { SourceRunSummary(name: $0.name) }
-    if budget <= Defaults.stopMargin {
-      summary.warn(
-        "the budget (\(Units.format(budget))) is not longer than the stop margin (\(Units.format(Defaults.stopMargin))): "
+    var tally = RunTally(sources: selected.map(\.name), conditions: conditions)
+    if budget <= EngineDefaults.stopMargin {
+      tally.warn(
+        "the budget (\(Units.format(budget))) is not longer than the stop margin (\(Units.format(EngineDefaults.stopMargin))): "
           + "no request could start")
     }
     // Running totals carry the time so far (a live line's rate).
@@ -127,21 +147,22 @@ package final class Job: Sendable {
     // Notifications go out while the crawl runs, woken by each commit that
     // queued some; at the budget's margin or a stop request, the attempts in
     // flight get the grace, as fetches do, and are then abandoned.
-    let delivery = notifier.map { DeliveryLoop(notifier: $0, until: deadline - Defaults.stopMargin, stop: stop) }
+    let delivery = notifier.map { DeliveryLoop(notifier: $0, until: deadline - EngineDefaults.stopMargin, stop: stop) }
+    let outcome: RunOutcome
     do {
       // Cancelled (an expiration, a daemon's SIGTERM) while crawling or while
       // making the last delivery round: the loop runs in a task of its own,
       // so it is told, and abandons what it has in flight at once.
-      try await withTaskCancellationHandler {
-        try await launch(
-          compiled, run: runID, deadline: deadline, concurrencyLimit: concurrencyLimit, stop: stop, summary: &summary,
+      outcome = try await withTaskCancellationHandler {
+        let outcome = try await self.launch(
+          compiled, run: runID, deadline: deadline, concurrencyLimit: concurrencyLimit, stop: stop, tally: &tally,
           delivery: delivery, progress: timed)
         if let delivery {
           let report = await delivery.finish()
-          summary.notificationsDelivered += report.delivered
-          summary.notificationsFailed += report.failed
-          for problem in report.problems.prefix(3) { summary.warn("notification: \(problem)") }
+          tally.count(delivered: report.delivered, failed: report.failed)
+          for problem in report.problems.prefix(3) { tally.warn("notification: \(problem)") }
         }
+        return outcome
       } onCancel: {
         delivery?.cancel()
       }
@@ -149,15 +170,14 @@ package final class Job: Sendable {
       // Abandoned, and waited for: no program of a command channel outlives the job.
       delivery?.cancel()
       _ = await delivery?.finish()
-      var failed = summary
-      failed.outcome = .failed
+      var failed = tally.summary(outcome: .failed)
       failed.finishedAt = now()
       failed.seconds = (clock.now - started).seconds
       try? await store.finishRun(runID, summary: failed)
       throw error
     }
+    var summary = tally.summary(outcome: outcome)
     summary.seconds = (clock.now - started).seconds
-    if summary.outcome == .running { summary.outcome = .completed }
     summary.finishedAt = now()
     try await store.finishRun(runID, summary: summary)
     return summary
@@ -165,22 +185,26 @@ package final class Job: Sendable {
 
   // MARK: Every source at once
 
-  /// Runs the sources' crawls interleaved through one pool of requests,
-  /// executing the decisions of a ``LaunchMachine``.
+  /// Runs the sources' crawls interleaved through one pool of requests: a
+  /// thin executor of a ``LaunchMachine``, which decides everything. This
+  /// performs its actions (claim, fetch, commit, wait, report, complete,
+  /// finish) and feeds their results back as events, with the timers of the
+  /// deadline, the stop request and the task's cancellation. Returns the
+  /// launch's outcome; `tally` holds what it counted, also when it throws.
   func launch(
     _ sources: [CompiledSource], run: Int64, deadline: ContinuousClock.Instant, concurrencyLimit: Int?,
-    stop: StopRequest?, summary: inout RunSummary, delivery: DeliveryLoop? = nil,
+    stop: StopRequest?, tally: inout RunTally, delivery: DeliveryLoop? = nil,
     progress: (@Sendable (RunSummary) -> Void)?
-  ) async throws {
+  ) async throws -> RunOutcome {
     let clock = ContinuousClock()
     let concurrency = max(1, min(config.fetch.concurrency, concurrencyLimit ?? .max))
-    let stopAt = deadline - Defaults.stopMargin
-    let hardStop = deadline + Defaults.grace
+    let stopAt = deadline - EngineDefaults.stopMargin
+    let hardStop = deadline + EngineDefaults.grace
     // One process's store: claims last the launch. A fleet's: brief leases,
     // renewed while this worker lives, so a dead worker's URLs come back.
     let shared = store.isShared
-    let launchLease = (deadline - clock.now).seconds + Defaults.grace.seconds + 60
-    let leaseSeconds = shared ? Defaults.fleetLease.seconds : launchLease
+    let launchLease = (deadline - clock.now).seconds + EngineDefaults.grace.seconds + 60
+    let leaseSeconds = shared ? EngineDefaults.fleetLease.seconds : launchLease
     var crawls: [Crawl] = []
     var contexts: [PageContext] = []
     var lanes: [LaunchMachine<ProcessedPage>.Lane] = []
@@ -200,27 +224,20 @@ package final class Job: Sendable {
       let cap = min(settings.concurrency, concurrency)
       lanes.append(.init(cap: cap, critical: s.critical, claimSize: shared ? nil : max(cap * 32, 64)))
     }
-    var machine = LaunchMachine<ProcessedPage>(lanes: lanes, concurrency: concurrency, commitBatch: Defaults.commitBatch)
+    var machine = LaunchMachine<ProcessedPage>(
+      lanes: lanes, concurrency: concurrency, commitBatch: EngineDefaults.commitBatch, tally: tally)
+    defer { tally = machine.tally }
 
-    /// What the loop waits for: the machine's events, with what the store
-    /// returned beside them.
+    /// What the loop waits for: the machine's events, with the stored pages
+    /// of a claim's entries beside them.
     enum Outcome: Sendable {
       case event(LaunchMachine<ProcessedPage>.Event)
-      case claimed(lane: Int, items: [FrontierItem], pages: [UInt64: PageRecord], generation: Int)
-      case committed(CommitResult, [(lane: Int, page: ProcessedPage)])
+      case claimed(lane: Int, items: [FrontierItem], pages: [UInt64: PageRecord], generation: Int, fleet: FrontierCounts?)
     }
 
-    let store = self.store
-    let owner = self.owner
-    let now = self.now
-    let renewal = shared ? Task {
-      while !Task.isCancelled {
-        try? await Task.sleep(for: Defaults.fleetLeaseRenewal)
-        _ = try? await store.renewClaims(owner: owner, leaseUntil: now().addingTimeInterval(leaseSeconds))
-      }
-    } : nil
+    let renewal = shared ? Task { await renewClaims(leaseSeconds: leaseSeconds) } : nil
     defer { renewal?.cancel() }
-    try await withThrowingTaskGroup(of: Outcome.self) { group in
+    let outcome = try await withThrowingTaskGroup(of: Outcome.self) { group -> RunOutcome? in
       group.addTask {
         try? await Task.sleep(until: stopAt, clock: .continuous)
         return .event(.stopAt)
@@ -238,116 +255,116 @@ package final class Job: Sendable {
       var previous: [UInt64: PageRecord] = [:]
       var actions = machine.start()
       while true {
-        for action in actions {
+        var next = 0
+        while next < actions.count {
+          let action = actions[next]
+          next += 1
           switch action {
           case .claim(let lane, let limit, let generation):
             let crawl = crawls[lane].id
             group.addTask {
-              var items = try await store.claim(
-                crawl: crawl, limit: limit, owner: owner, leaseUntil: now().addingTimeInterval(leaseSeconds), now: now())
-              // A fleet's frontier is not exhausted while other workers hold
-              // claims: one of them may die, and its URLs return when its
-              // leases pass. Look again until then, or until it is time to stop.
-              while shared && items.isEmpty && !Task.isCancelled && ContinuousClock.now < stopAt {
-                let counts = try await store.frontierCounts(crawl: crawl)
-                if counts.queued == 0 && counts.claimed == 0 { break }
-                if counts.queued == 0 { try? await Task.sleep(for: Defaults.fleetPoll) }
-                items = try await store.claim(
-                  crawl: crawl, limit: limit, owner: owner, leaseUntil: now().addingTimeInterval(leaseSeconds), now: now())
-              }
-              let pages = items.isEmpty ? [:] : try await store.pages(fingerprints: items.map(\.fingerprint))
-              return .claimed(lane: lane, items: items, pages: pages, generation: generation)
+              let items = try await self.claim(crawl: crawl, limit: limit, leaseSeconds: leaseSeconds)
+              // A fleet's empty claim says how the others stand: the machine
+              // decides whether to wait for them.
+              let fleet = shared && items.isEmpty ? try await self.store.frontierCounts(crawl: crawl) : nil
+              let pages = items.isEmpty ? [:] : try await self.store.pages(fingerprints: items.map(\.fingerprint))
+              return .claimed(lane: lane, items: items, pages: pages, generation: generation, fleet: fleet)
             }
           case .fetch(let lane, let item):
             let context = contexts[lane]
             let before = previous.removeValue(forKey: item.fingerprint)
             group.addTask { .event(.fetched(lane: lane, page: await context.process(item, previous: before))) }
           case .commit(let batch):
-            group.addTask { .committed(try await store.commit(batch.map(\.page.commit)), batch) }
-          case .scheduleTick:
+            group.addTask { .event(.committed(try await self.commit(batch))) }
+          case .wait(let wait):
             group.addTask {
-              try? await Task.sleep(for: Defaults.commitInterval)
-              return .event(.tick)
-            }
-          case .startGrace:
-            group.addTask {
-              try? await Task.sleep(for: Defaults.grace)
-              return .event(.graceOver)
+              switch wait {
+              case .commitInterval:
+                try? await Task.sleep(for: EngineDefaults.commitInterval)
+                return .event(.tick)
+              case .grace:
+                try? await Task.sleep(for: EngineDefaults.grace)
+                return .event(.graceOver)
+              case .fleet(let lane):
+                try? await Task.sleep(for: EngineDefaults.fleetPoll)
+                return .event(.fleetWaitOver(lane: lane))
+              }
             }
           case .cancelFetches:
             // Fetches end as deferred; a commit in flight finishes regardless
             // (the store does not stop a transaction for cancellation), and
             // later commits of the cancelled pages still run.
             group.cancelAll()
+          case .report:
+            // The run's row keeps its totals as commits land: a run whose
+            // process is killed is listed with what it committed. A failure
+            // here costs only that listing, never the crawl.
+            try? await store.recordRunProgress(run, summary: machine.tally.totals)
+            progress?(machine.tally.totals)
+          case .wakeDelivery:
+            delivery?.wake()
+          case .complete(let lane):
+            let completion = try await completeCrawl(crawls[lane].id, of: sources[lane])
+            actions += machine.handle(.crawlCompleted(lane: lane, completion))
+          case .finish(let outcome):
+            group.cancelAll()
+            return outcome
           }
         }
-        if machine.isDone { break }
-        guard let outcome = try await group.next() else { break }
+        guard let result = try await group.next() else { return nil }
         // Cancelled (an expired background task): stop as at the deadline. Its
         // actions (a commit of the waiting pages) must be carried out too.
-        let onCancel = Task.isCancelled && !machine.stopping ? machine.handle(.stopAt) : []
-        switch outcome {
+        actions = Task.isCancelled && !machine.stopping ? machine.handle(.cancelled) : []
+        switch result {
         case .event(let event):
-          actions = machine.handle(event)
-        case .claimed(let lane, let items, let pages, let generation):
+          actions += machine.handle(event)
+        case .claimed(let lane, let items, let pages, let generation, let fleet):
           for (fingerprint, page) in pages { previous[fingerprint] = page }
-          actions = machine.handle(.claimed(lane: lane, items: items, generation: generation))
-        case .committed(let result, let batch):
-          for (lane, page) in batch {
-            page.count(into: &summary)
-            page.count(into: &summary.sources[lane])
-          }
-          summary.recordsNew += result.newRecords
-          summary.recordsChanged += result.changedRecords
-          summary.recordsUnchanged += result.unchangedRecords
-          summary.recordsRestored += result.restoredRecords
-          summary.notificationsQueued += result.notifications
-          for change in result.changes {
-            guard let i = summary.sources.firstIndex(where: { $0.name == change.source }) else { continue }
-            switch change.kind {
-            case .new: summary.sources[i].recordsNew += 1
-            case .changed: summary.sources[i].recordsChanged += 1
-            case .restored: summary.sources[i].recordsRestored += 1
-            case .removed: break
-            }
-            summary.sources[i].recordsUnchanged -= 1
-          }
-          if result.notifications > 0 { delivery?.wake() }
-          // The run's row keeps its totals as commits land: a run whose
-          // process is killed is listed with what it committed. A failure
-          // here costs only that listing, never the crawl.
-          try? await store.recordRunProgress(run, summary: summary)
-          progress?(summary)
-          actions = machine.handle(.committed(linksAdded: result.linksAdded))
+          actions += machine.handle(.claimed(lane: lane, items: items, generation: generation, fleet: fleet))
         }
-        actions = onCancel + actions
       }
-      group.cancelAll()
-    }
-
-    // Each source whose frontier ran dry may have completed its crawl; the
-    // others keep their place for the next launch.
-    for (i, lane) in machine.lanes.enumerated() where lane.isExhausted {
-      let maxPages = sources[i].source.crawl?.maxPages
-      if let completion = try await store.completeCrawl(crawls[i].id, maxPages: maxPages, router: router, now: now()) {
-        summary.completedSources.append(sources[i].source.name)
-        summary.sources[i].completed = true
-        summary.recordsRemoved += completion.removed.count
-        summary.sources[i].recordsRemoved += completion.removed.count
-        summary.notificationsQueued += completion.notifications
-        if completion.notifications > 0 { delivery?.wake() }
-      }
-    }
-    // A stop that came as the last pages were committed left nothing for a
-    // next launch: when every source completed its crawl, the launch did.
-    let everyCrawlCompleted = summary.completedSources.count == sources.count
-    if machine.stoppedOnRequest && !everyCrawlCompleted {
-      summary.outcome = .interrupted
-    } else if machine.stopping && !everyCrawlCompleted {
-      summary.outcome = .budget
     }
     // Entries claimed and not fetched, claimed by this launch and failed, or
     // waiting for a retry go back to the queue.
     try await store.releaseClaims(owner: owner)
+    return outcome ?? (machine.stoppedOnRequest ? .interrupted : .budget)
+  }
+
+  // MARK: The store's side of a launch (one call each)
+
+  /// Claims up to `limit` entries of `crawl` for this job, leased for
+  /// `leaseSeconds`.
+  private func claim(crawl: Int64, limit: Int, leaseSeconds: Double) async throws -> [FrontierItem] {
+    try await store.claim(
+      crawl: crawl, limit: limit, owner: owner, leaseUntil: now().addingTimeInterval(leaseSeconds), now: now())
+  }
+
+  /// Renews this job's claims every ``EngineDefaults/fleetLeaseRenewal`` until
+  /// cancelled: a fleet's worker that lives keeps its URLs.
+  private func renewClaims(leaseSeconds: Double) async {
+    while !Task.isCancelled {
+      try? await Task.sleep(for: EngineDefaults.fleetLeaseRenewal)
+      _ = try? await store.renewClaims(owner: owner, leaseUntil: now().addingTimeInterval(leaseSeconds))
+    }
+  }
+
+  /// Commits a batch of pages in one transaction; what it wrote, as the
+  /// launch counts it.
+  private func commit(_ batch: [(lane: Int, page: ProcessedPage)]) async throws -> CommitCounts {
+    let result = try await store.commit(batch.map(\.page.commit))
+    return CommitCounts(
+      linksAdded: result.linksAdded, newRecords: result.newRecords, changedRecords: result.changedRecords,
+      unchangedRecords: result.unchangedRecords, restoredRecords: result.restoredRecords,
+      notifications: result.notifications, changes: result.changes.map { .init(source: $0.source, kind: $0.kind) })
+  }
+
+  /// Completes the crawl of `source` if its frontier is empty; nil when it
+  /// is not (another worker's URLs are left).
+  private func completeCrawl(_ crawl: Int64, of source: CompiledSource) async throws -> CompletionCounts? {
+    let completion = try await store.completeCrawl(
+      crawl, maxPages: source.source.crawl?.maxPages, router: router, now: now())
+    return completion.map { CompletionCounts(removed: $0.removed.count, notifications: $0.notifications) }
   }
 }
+
+extension ProcessedPage: LaunchPage {}

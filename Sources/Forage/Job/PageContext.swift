@@ -98,7 +98,7 @@ final class PageContext: Sendable {
   /// the clock passed the budget and its grace, which a launch whose
   /// threads are all busy with pages could not yet signal.
   var shouldStop: @Sendable () -> Bool {
-    let hardStop = deadline + Defaults.grace
+    let hardStop = deadline + EngineDefaults.grace
     return { Task.isCancelled || ContinuousClock.now >= hardStop }
   }
 
@@ -124,7 +124,7 @@ final class PageContext: Sendable {
     let now = self.now()
     guard let url = WebURL(item.url) else {
       return ProcessedPage(
-        commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts)), kind: .failed,
+        commit: commit(item, .failed(permanent: true, maxAttempts: EngineDefaults.maxAttempts)), kind: .failed,
         warnings: ["\(item.url): not a valid URL"])
     }
     if source.source.download && sitemapLevel == nil && item.depth == 0 {
@@ -179,20 +179,20 @@ final class PageContext: Sendable {
     case .disallowed(let u):
       // The page may still be there; robots.txt only keeps us from reading it.
       return ProcessedPage(
-        commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
+        commit: commit(item, .failed(permanent: true, maxAttempts: EngineDefaults.maxAttempts), keepsRecords: true),
         kind: .failed,
         warnings: ["\(u.href): disallowed by robots.txt"])
     case .robotsUnreachable(let u, let reason):
       // Not the page's fault and not final: a later launch asks again.
       return ProcessedPage(
-        commit: commit(item, .failed(permanent: false, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
+        commit: commit(item, .failed(permanent: false, maxAttempts: EngineDefaults.maxAttempts), keepsRecords: true),
         kind: .failed,
         warnings: [
           "\(u.href): robots.txt unreachable (\(reason)): RFC 9309 treats the site as disallowed until it answers"
         ])
     case .outOfScope(let u):
       return ProcessedPage(
-        commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts)), kind: .failed,
+        commit: commit(item, .failed(permanent: true, maxAttempts: EngineDefaults.maxAttempts)), kind: .failed,
         warnings: ["\(item.url): redirected out of the crawl's scope to \(u.href)"])
     case .failed(let error):
       if error.kind == .cancelled || Task.isCancelled {
@@ -201,11 +201,11 @@ final class PageContext: Sendable {
       if sitemapLevel != nil && error.kind == .bodyTooLarge {
         // Served uncompressed past the protocol's limit: asking again gives the same.
         return ProcessedPage(
-          commit: commit(item, .failed(permanent: true, maxAttempts: Defaults.maxAttempts)), kind: .failed,
+          commit: commit(item, .failed(permanent: true, maxAttempts: EngineDefaults.maxAttempts)), kind: .failed,
           warnings: ["sitemap \(item.url): \(error)"])
       }
       return ProcessedPage(
-        commit: commit(item, .failed(permanent: false, maxAttempts: Defaults.maxAttempts), keepsRecords: true),
+        commit: commit(item, .failed(permanent: false, maxAttempts: EngineDefaults.maxAttempts), keepsRecords: true),
         kind: .failed, warnings: ["\(item.url): \(error)"])
     }
   }
@@ -235,7 +235,7 @@ final class PageContext: Sendable {
       let gone = response.status == 404 || response.status == 410
       return ProcessedPage(
         commit: commit(
-          item, .failed(permanent: permanent, maxAttempts: Defaults.maxAttempts), page: page, keepsRecords: !gone),
+          item, .failed(permanent: permanent, maxAttempts: EngineDefaults.maxAttempts), page: page, keepsRecords: !gone),
         kind: .failed, bytes: bytes, warnings: ["\(item.url): HTTP \(response.status)"])
     }
     let canonical = source.canonicalizer.canonical(response.url)

@@ -14,7 +14,7 @@ import Foundation
 ///
 /// Unlike cancelling the job's task, which cancels in-flight fetches and
 /// deliveries at once, a stop request lets them finish within
-/// ``Defaults/grace``.
+/// ``EngineDefaults/grace``.
 public final class StopRequest: Sendable {
   /// Whether a stop was asked for, and the jobs waiting for one (resumed
   /// after unlocking).
