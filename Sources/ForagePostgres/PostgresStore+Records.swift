@@ -318,8 +318,22 @@ extension PostgresStore {
   }
 
   /// A text element of an array literal, quoted and escaped.
+  /// One pass over the UTF-8 bytes: Foundation's `replacingOccurrences` (bridged
+  /// through NSString) was a fifth of a PostgreSQL worker's CPU.
   static func quoted(_ text: String) -> String {
-    "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    let utf8 = text.utf8
+    guard utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") }) else {
+      return "\"" + text + "\""
+    }
+    var out: [UInt8] = []
+    out.reserveCapacity(utf8.count + 8)
+    out.append(UInt8(ascii: "\""))
+    for byte in utf8 {
+      if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") { out.append(UInt8(ascii: "\\")) }
+      out.append(byte)
+    }
+    out.append(UInt8(ascii: "\""))
+    return String(decoding: out, as: UTF8.self)
   }
 
   /// Writes a claimed entry's new state. Returns false when `owner` (the
