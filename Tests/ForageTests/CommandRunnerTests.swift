@@ -91,10 +91,23 @@ import Darwin
     let text = try String(contentsOfFile: pidFile, encoding: .utf8)
     let pid = try #require(Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)))
     // The background sleep got the signal too: gone, or a zombie nobody has
-    // reaped yet (a container's PID 1 may never do it).
-    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-    let state = stat.split(separator: ")").last?.split(separator: " ").first.map(String.init)
-    #expect(stat.isEmpty || state == "Z", "the background sleep \(pid) is still running: \(stat)")
+    // reaped yet (a container's PID 1 may never do it). A killed process may
+    // still be on its way out when the runner returns (a loaded machine had it
+    // running for a moment), so this polls for the end, within a bound far
+    // longer than an exit takes and far shorter than the sleep's 30 s.
+    func ended() -> (Bool, String) {
+      let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+      let state = stat.split(separator: ")").last?.split(separator: " ").first.map(String.init)
+      return (stat.isEmpty || state == "Z", stat)
+    }
+    let clock = ContinuousClock()
+    let bound = clock.now + .seconds(10)
+    var (gone, stat) = ended()
+    while !gone && clock.now < bound {
+      try await Task.sleep(for: .milliseconds(20))
+      (gone, stat) = ended()
+    }
+    #expect(gone, "the background sleep \(pid) is still running: \(stat)")
   }
   #endif
 
