@@ -3,9 +3,10 @@ import Foundation
 import ForageStore
 import ForageSupport
 
-/// The fleet's per-host politeness and robots.txt election, on a connection
-/// of their own: a request start waits for one short transaction, never
-/// behind a commit of many pages on the store's connection.
+/// The fleet's per-host politeness, robots.txt election, frontier claims and
+/// page lookups, on a connection of their own: a request start or a claim
+/// waits for one short transaction, never behind a commit of many pages on
+/// the store's connection.
 actor PostgresPoliteness {
   /// A thread of its own, as `PostgresStore` has: its calls block on the server.
   private let executor = ThreadExecutor(name: "forage-pg-host")
@@ -33,6 +34,16 @@ actor PostgresPoliteness {
       let db = self.db!
       return transaction ? try db.transaction { try body(db) } : try body(db)
     }
+  }
+
+  /// Runs `body` on this connection for the store: frontier claims and page
+  /// lookups, which a job needs while a commit of many pages holds the
+  /// store's own connection (a claim waiting behind a commit left the worker
+  /// with nothing to fetch).
+  func perform<T: Sendable>(transaction: Bool = true, _ body: @Sendable (PostgresConnection) throws -> T)
+    async throws -> T
+  {
+    try await run(transaction: transaction, body)
   }
 
   /// See ``PostgresStore/takeHostTickets(host:owner:concurrency:delay:count:lease:returning:)``.

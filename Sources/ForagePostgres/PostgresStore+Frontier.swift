@@ -60,7 +60,10 @@ extension PostgresStore {
     -> [FrontierItem]
   {
     guard limit > 0 else { return [] }
-    let items = try await run { db in
+    let lease = PostgresLease.milliseconds(until: leaseUntil, from: now)
+    let leaseNow = leaseNow(now)
+    // On the second connection: a claim must not wait for a commit.
+    let items = try await politeness.perform { db in
       let result = try db.query(
         """
         WITH queued AS (
@@ -77,9 +80,7 @@ extension PostgresStore {
           ORDER BY depth, id LIMIT $4))
         RETURNING f.id, f.url, f.fingerprint, f.depth, f.attempts, f.lastmod
         """,
-        [.int(crawl), .text(owner), .int(PostgresLease.milliseconds(until: leaseUntil, from: now)), .int(limit),
-          leaseNow(now),
-        ])
+        [.int(crawl), .text(owner), .int(lease), .int(limit), leaseNow])
       return result.rows {
         FrontierItem(
           id: result.int64($0, 0), crawl: crawl, url: result.string($0, 1), fingerprint: result.uint64($0, 2),

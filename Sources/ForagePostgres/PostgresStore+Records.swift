@@ -484,7 +484,9 @@ extension PostgresStore {
   public func pages(fingerprints: [UInt64]) async throws -> [UInt64: PageRecord] {
     guard !fingerprints.isEmpty else { return [:] }
     let list = "{" + fingerprints.map { String(Int64(bitPattern: $0)) }.joined(separator: ",") + "}"
-    return try await run(transaction: false) { db in
+    // On the second connection, with the claims: a job looks its claimed
+    // pages up while a commit may hold the store's connection.
+    return try await politeness.perform(transaction: false) { db in
       let result = try db.query("SELECT \(Self.pageColumns) FROM pages WHERE fingerprint = ANY($1::bigint[])", [.text(list)])
       var found: [UInt64: PageRecord] = [:]
       for row in 0..<result.count {
