@@ -329,6 +329,48 @@ import ForageStore
     #expect(Self.fetches(m.handle(.claimed(lane: 0, items: Self.items(0, 1...2), generation: 0))).count == 2)
   }
 
+  /// Issue 27: a fleet's worker whose empty claim finds only its own claims
+  /// held (pages fetched and waiting for a commit: their links are not in the
+  /// store yet) does not wait for the fleet's poll: its frontier ran dry as a
+  /// single process's does, so its waiting pages are committed at once, and
+  /// the links that commit adds are claimed at once too. Waiting there for
+  /// 500 ms at every page of a paginated listing held one worker to a third
+  /// of its speed.
+  @Test func test_issue27_fleet_anEmptyClaimWithOnlyItsOwnClaimsHeld_commitsAtOnce_andClaimsTheLinks() {
+    var m = Machine(lanes: [.init(cap: 4)], concurrency: 4, commitBatch: 10)
+    _ = m.start()
+    #expect(Self.fetches(m.handle(.claimed(lane: 0, items: Self.items(0, 1...4), generation: 0))).count == 4)
+    // Two pages fetched (waiting for a commit), two still in flight, and the
+    // claim ahead is out.
+    #expect(Self.commits(m.handle(.fetched(lane: 0, page: "a"))).isEmpty)
+    #expect(Self.commits(m.handle(.fetched(lane: 0, page: "b"))).isEmpty)
+    #expect(m.lanes[0].frontier == .claiming)
+    // The store holds four claims: all this worker's.
+    let dry = m.handle(.claimed(lane: 0, items: [], generation: 0, fleet: FrontierCounts(queued: 0, claimed: 4)))
+    #expect(!dry.contains { if case .wait(.fleet) = $0 { true } else { false } }, "\(dry)")
+    #expect(Self.commits(dry) == [["a", "b"]], "\(dry)")
+    // The commit added links: the frontier is asked again at once.
+    var counts = CommitCounts()
+    counts.linksAdded = 5
+    #expect(Self.claims(m.handle(.committed(counts))) == [0])
+  }
+
+  /// Others hold claims too (more than this worker's own): the worker waits
+  /// for the fleet, but a commit of its own that adds links ends the wait.
+  @Test func test_issue27_fleet_aCommitAddingLinks_endsTheFleetWait() {
+    var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 1)
+    _ = m.start()
+    _ = m.handle(.claimed(lane: 0, items: Self.items(0, 1...1), generation: 0))
+    let commit = m.handle(.fetched(lane: 0, page: "a"))
+    #expect(Self.commits(commit) == [["a"]], "\(commit)")
+    let wait = m.handle(.claimed(lane: 0, items: [], generation: 0, fleet: FrontierCounts(queued: 0, claimed: 4)))
+    #expect(wait.contains { if case .wait(.fleet(lane: 0)) = $0 { true } else { false } }, "\(wait)")
+    var counts = CommitCounts()
+    counts.linksAdded = 3
+    #expect(Self.claims(m.handle(.committed(counts))) == [0])
+    #expect(m.lanes[0].frontier == .claiming)
+  }
+
   @Test func test_issue28_fleet_anEmptyClaimWithURLsQueued_claimsAgainAtOnce() {
     var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 10)
     _ = m.start()

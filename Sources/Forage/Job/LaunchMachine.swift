@@ -300,7 +300,12 @@ struct LaunchMachine<Page: LaunchPage> {
       for (lane, _) in batch {
         lanes[lane].uncommitted -= 1
         // New links may be this source's: ask again.
-        if counts.linksAdded > 0 && lanes[lane].frontier == .dry { lanes[lane].frontier = .open }
+        if counts.linksAdded > 0 {
+          switch lanes[lane].frontier {
+          case .dry, .waitingForFleet: lanes[lane].frontier = .open
+          case .open, .claiming: break
+          }
+        }
       }
       committing = nil
       tally.count(batch, committed: counts)
@@ -344,9 +349,16 @@ struct LaunchMachine<Page: LaunchPage> {
 
   /// A claim came back.
   private mutating func claimed(lane: Int, items: [FrontierItem], generation: Int, fleet: FrontierCounts?) -> [Action] {
-    if items.isEmpty, let fleet, phase == .crawling, fleet.queued > 0 || fleet.claimed > 0 {
+    // The claims this worker holds itself for the source: claimed and not
+    // started, in flight, or fetched and not yet committed.
+    let own = lanes[lane].ready + lanes[lane].fetching + lanes[lane].uncommitted
+    if items.isEmpty, let fleet, phase == .crawling, fleet.queued > 0 || fleet.claimed > own {
       // Another worker released URLs: claim them now. Others hold some:
-      // wait for their leases, then look again.
+      // wait for their leases, then look again. When every claim is this
+      // worker's own, its frontier ran dry as a single process's does: its
+      // waiting pages are committed at once and their links claimed after
+      // (waiting for the fleet's poll there stalled a crawl of paginated
+      // listings at every page).
       if fleet.queued > 0 {
         return [.claim(lane: lane, limit: lanes[lane].claimSize, generation: generation)]
       }
