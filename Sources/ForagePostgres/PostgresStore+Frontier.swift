@@ -193,22 +193,40 @@ extension PostgresStore {
     firstCrawl: Bool, now: Date
   ) throws -> CrawlCompletion {
     let nowMS = milliseconds(now)
-    let rows = try db.query(
+    // Two reads: the candidates' flags for the rule, unlocked and without
+    // their fields (a recrawl answered 304 leaves nearly every record of the
+    // source a candidate, and locking them all was most of the server's time
+    // per page); then the ones the rule removes, locked, with their fields,
+    // the rule asked again over what the lock shows. Joins on the unique
+    // keys, not EXISTS: on a store without statistics yet (a fleet's first
+    // recrawl) the planner ran the frontier's EXISTS through the claim-order
+    // index, a scan of the crawl's done entries per record.
+    func select(_ fields: String, _ more: String) -> String {
       """
-      SELECT r.id, r.key, r.url, r.fields, r.seen_crawl,
-        EXISTS (SELECT 1 FROM pages p WHERE p.fingerprint = r.page AND p.kept_crawl = $2),
-        EXISTS (SELECT 1 FROM frontier f WHERE f.crawl = $2 AND f.fingerprint = r.page AND f.state = 'done')
+      SELECT r.id, r.key, r.url, \(fields), r.seen_crawl,
+        coalesce(p.kept_crawl = $2, false), coalesce(f.state = 'done', false)
       FROM records r
-      WHERE r.source = $1 AND r.removed_at IS NULL AND r.seen_crawl < $2
-      ORDER BY r.id
-      FOR UPDATE OF r
-      """, [.text(source), .int(crawl)])
-    let candidates = rows.rows {
-      RecordRules.RemovalCandidate(
-        id: rows.int64($0, 0), key: rows.string($0, 1), url: rows.string($0, 2), fields: rows.string($0, 3),
-        removed: false, seenCrawl: rows.optionalInt64($0, 4), pageKept: rows.bool($0, 5),
-        pageFetched: rows.bool($0, 6))
+      LEFT JOIN pages p ON p.fingerprint = r.page
+      LEFT JOIN frontier f ON f.crawl = $2 AND f.fingerprint = r.page
+      WHERE r.source = $1 AND r.removed_at IS NULL AND r.seen_crawl < $2 \(more)
+      """
     }
+    func candidates(_ rows: PostgresResult, fields: Bool) -> [RecordRules.RemovalCandidate] {
+      rows.rows {
+        RecordRules.RemovalCandidate(
+          id: rows.int64($0, 0), key: rows.string($0, 1), url: rows.string($0, 2),
+          fields: fields ? rows.string($0, 3) : "", removed: false, seenCrawl: rows.optionalInt64($0, 4),
+          pageKept: rows.bool($0, 5), pageFetched: rows.bool($0, 6))
+      }
+    }
+    let unlocked = try db.query(
+      select("''", "ORDER BY r.id"), [.text(source), .int(crawl)])
+    let chosen = candidates(unlocked, fields: false).filter { RecordRules.removes($0, crawl: crawl, capped: capped) }
+    guard !chosen.isEmpty else { return CrawlCompletion() }
+    let locked = try db.query(
+      select("r.fields", "AND r.id = ANY($3::bigint[]) ORDER BY r.id FOR UPDATE OF r"),
+      [.text(source), .int(crawl), .text(arrayLiteral(chosen.map { String($0.id) }))])
+    let candidates = candidates(locked, fields: true)
     let removals = RecordRules.removals(
       candidates, source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl,
       now: date(nowMS))
