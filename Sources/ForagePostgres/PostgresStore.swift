@@ -48,15 +48,6 @@ public actor PostgresStore: Store {
   /// Runs the store's work on its own thread (see `executor`).
   public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-  /// Connects to `url` and applies pending migrations.
-  ///
-  ///     let store = try PostgresStore(url: "postgres://forage@127.0.0.1:5432/forage")
-  ///
-  /// - Throws: `PostgresURL.Invalid` for a location that is not a
-  ///   `postgres://` URL; `StoreError` of kind `.connection` when the server
-  ///   cannot be reached, `.open` when it refuses (user, password, database),
-  ///   `.foreignDatabase` for another program's database, `.newerStore` when
-  ///   a newer Forage migrated it.
   /// The clock leases are counted on.
   public enum LeaseClock: Sendable {
     /// The server's, which every worker of a fleet shares (the default).
@@ -72,6 +63,18 @@ public actor PostgresStore: Store {
   /// callers' clock; NULL (the server's clock) otherwise.
   nonisolated func leaseNow(_ now: Date) -> PostgresValue { leaseClock == .caller ? .date(now) : .null }
 
+  /// Connects to `url` and applies pending migrations.
+  ///
+  ///     let store = try PostgresStore(url: "postgres://forage@127.0.0.1:5432/forage")
+  ///
+  /// - Throws: `PostgresURL.Invalid` for a location that is not a
+  ///   `postgres://` URL; `StoreError` of kind `.connection` when the server
+  ///   cannot be reached, `.open` when it refuses (user, password, database),
+  ///   `.foreignDatabase` for another program's database, `.newerStore` when
+  ///   a newer Forage migrated it.
+  ///
+  /// `reconnectTimeout` bounds how long a call keeps reconnecting after the
+  /// connection is lost; `leaseClock` is the clock leases are counted on.
   public init(url: String, reconnectTimeout: Duration = .seconds(60), leaseClock: LeaseClock = .server) throws {
     self.leaseClock = leaseClock
     let parsed = try PostgresURL(url)

@@ -34,6 +34,7 @@ public struct DeviceProfile: Codable, Sendable, Hashable {
     public var probability: Double?
     /// Only Monday to Friday.
     public var weekdaysOnly: Bool?
+    /// A moment of the day; each parameter has its property's meaning.
     public init(at: String, jitter: String? = nil, session: String? = nil, probability: Double? = nil, weekdaysOnly: Bool? = nil) {
       self.at = at
       self.jitter = jitter
@@ -59,6 +60,7 @@ public struct DeviceProfile: Codable, Sendable, Hashable {
     public var network: NetworkStatus.Interface?
     /// For network windows: Low Data Mode.
     public var constrained: Bool?
+    /// A stretch of the day; each parameter has its property's meaning.
     public init(
       from: String, to: String, jitter: String? = nil, probability: Double? = nil, weekdaysOnly: Bool? = nil,
       network: NetworkStatus.Interface? = nil, constrained: Bool? = nil
@@ -79,6 +81,7 @@ public struct DeviceProfile: Codable, Sendable, Hashable {
     public var `default`: NetworkStatus.Interface
     /// Stretches of the day on another network.
     public var windows: [Window]?
+    /// A plan; each parameter has its property's meaning.
     public init(default: NetworkStatus.Interface, windows: [Window]? = nil) {
       self.default = `default`
       self.windows = windows

@@ -16,8 +16,11 @@ import Foundation
 public struct ForecastDistribution: Codable, Sendable, CustomStringConvertible {
   /// One figure over the seeds: median, 10th and 90th percentile.
   public struct Figure: Codable, Sendable, Hashable {
+    /// The median over the seeds that measured it; nil when none did.
     public var median: Double?
+    /// The 10th percentile (nearest rank); nil when no seed measured it.
     public var p10: Double?
+    /// The 90th percentile (nearest rank); nil when no seed measured it.
     public var p90: Double?
 
     /// The figure of `values` (in any order).
@@ -31,7 +34,9 @@ public struct ForecastDistribution: Codable, Sendable, CustomStringConvertible {
 
   /// One source over the seeds.
   public struct SourceRow: Codable, Sendable, Hashable {
+    /// The source's name.
     public var source: String
+    /// The tasks that refresh it.
     public var tasks: [String]
     /// Each seed's median age at open, in seconds.
     public var medianAge: Figure
@@ -41,17 +46,25 @@ public struct ForecastDistribution: Codable, Sendable, CustomStringConvertible {
     public var worstAge: Figure
     /// Each seed's share of fresh samples (0–1).
     public var freshShare: Figure
+    /// Each seed's count of refreshes of the source.
     public var refreshes: Figure
+    /// Each seed's count of failed refreshes of the source.
     public var failures: Figure
   }
 
   /// One task over the seeds.
   public struct TaskRow: Codable, Sendable, Hashable {
+    /// The task's identifier.
     public var identifier: String
+    /// Each seed's count of the task's launches.
     public var launches: Figure
+    /// Of the launches, those that ended with success.
     public var succeeded: Figure
+    /// Of the launches, those that failed.
     public var failed: Figure
+    /// Of the launches, those the system expired.
     public var expirations: Figure
+    /// Of the launches, those the system killed (no completion after expiration, or the CPU monitor).
     public var kills: Figure
     /// Of the kills, those by the CPU monitor.
     public var cpuKills: Figure
@@ -62,6 +75,7 @@ public struct ForecastDistribution: Codable, Sendable, CustomStringConvertible {
   public struct Note: Codable, Sendable, Hashable {
     /// What it is about: the topic and the task or source.
     public var topic: String
+    /// The task identifier or source name; empty for the whole run.
     public var subject: String
     /// The sentence, as the first seed that made it wrote it (its figures
     /// are that seed's).
@@ -82,7 +96,9 @@ public struct ForecastDistribution: Codable, Sendable, CustomStringConvertible {
   public var sampledHourly: Bool
   /// The threshold for fresh, in seconds.
   public var freshWithin: Double
+  /// Each source's figures.
   public var sources: [SourceRow]
+  /// Each task's figures.
   public var tasks: [TaskRow]
   /// The seeds' findings, one per topic and subject, in the order they
   /// first appear.

@@ -103,9 +103,11 @@ public struct FreshnessForecast: Codable, Sendable, CustomStringConvertible {
   /// `sourceFailures`, `neverRefreshed`, `sampledHourly`), the task or
   /// source it is about, and the sentence.
   public struct Finding: Codable, Sendable, Hashable {
+    /// The kind of finding, one of the topics above.
     public var topic: String
     /// The task identifier or source name; empty for the whole run.
     public var subject: String
+    /// The sentence for the user, with its figures.
     public var text: String
   }
 

@@ -24,6 +24,7 @@ public struct Trace: Codable, Sendable, Hashable, CustomStringConvertible {
   public struct Deferral: Codable, Sendable, Hashable {
     /// The task held back.
     public var identifier: String
+    /// Why it was held back.
     public var reason: DeferralReason
     /// Stretches of time held back for this reason.
     public var count: Int
