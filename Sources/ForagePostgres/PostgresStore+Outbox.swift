@@ -5,16 +5,6 @@ import ForageStore
 extension PostgresStore {
   // MARK: The outbox
 
-  /// Writes one pending notification of `change` per channel; returns how many.
-  static func enqueue(_ db: PostgresConnection, _ change: RecordChange, channels: [String], now: Int64) throws -> Int {
-    for channel in channels {
-      try db.query(
-        "INSERT INTO outbox (change, channel, message_id, next_at, created_at) VALUES ($1, $2, $3, $4, $4)",
-        [.int(change.id), .text(channel), .text(SQLiteStore.newMessageID()), .int(now)])
-    }
-    return channels.count
-  }
-
   static let notificationColumns =
     "o.id, o.message_id, o.channel, o.state, o.attempts, o.created_at, o.next_at, o.last_error, "
     + "c.id, c.source, c.key, c.kind, c.url, c.before, c.after, c.at, c.run"

@@ -15,9 +15,10 @@ public protocol FrontierStore: AnyObject, Sendable {
   func claim(crawl: Int64, limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
     -> [FrontierItem]
 
-  /// Returns claimed entries to the queue: those of `owner`, or every
-  /// claimed entry when `owner` is nil (a single-process store does this at
-  /// start, after a crash).
+  /// Returns claimed entries to the queue: those of `owner`; when `owner`
+  /// is nil, every claimed entry of a store of one process (this process
+  /// does it at start, after a crash), and only the entries whose lease has
+  /// passed of a shared store (the others are live workers' claims).
   func releaseClaims(owner: String?) async throws
 
   /// Frontier counts of a crawl by state.
@@ -81,8 +82,9 @@ public protocol OutboxStore: AnyObject, Sendable {
   /// Records how an attempt at notification `id` ended, and releases its claim.
   func settleNotification(_ id: Int64, _ settlement: NotificationSettlement, now: Date) async throws
 
-  /// Releases claimed notifications: those of `owner`, or all when nil (a
-  /// single process at start, after a crash). They are due again at once.
+  /// Releases claimed notifications: those of `owner`; when nil, all of a
+  /// store of one process (at start, after a crash), and those whose lease
+  /// has passed of a shared store. They are due again at once.
   func releaseNotificationClaims(owner: String?) async throws
 
   /// Notifications in `state` (every state when nil), newest first.
@@ -209,8 +211,9 @@ public protocol DownloadStore: AnyObject, Sendable {
   /// was lost (released, or taken over after its lease passed).
   func updateDownload(_ entry: DownloadEntry, owner: String, leaseUntil: Date?, now: Date) async throws -> Bool
 
-  /// Returns claimed downloads to the queue: those of `owner`, or all when nil (a
-  /// single process at start, after a crash); with `ids`, only those among them (a
+  /// Returns claimed downloads to the queue: those of `owner`; when nil, all of a
+  /// store of one process (at start, after a crash) and those whose lease has
+  /// passed of a shared store; with `ids`, only those among them (a
   /// worker taking over a download whose part file nobody holds). Their bytes
   /// written are kept.
   func releaseDownloadClaims(owner: String?, ids: [Int64]?) async throws
