@@ -20,41 +20,15 @@ enum PostgresValue {
   static func date(_ value: Date?) -> PostgresValue { value.map { .text(String(PostgresStore.milliseconds($0))) } ?? .null }
 
   /// A `text[]` parameter (`$1::text[]`) in PostgreSQL's array literal syntax, every element
-  /// quoted and escaped (`{"a","b \"c\"",NULL}`; nil is NULL), written in one pass over the
-  /// UTF-8 bytes: for `unnest($1::text[], …)` batches.
+  /// quoted and escaped (`{"a","b \"c\"",NULL}`; nil is NULL), by the store's one element
+  /// quoting (`PostgresStore.quoted`): for `unnest($1::text[], …)` batches.
   static func textArray(_ elements: [String?]) -> PostgresValue {
-    var total = 2
-    for element in elements { total += (element?.utf8.count ?? 2) + 3 }
-    var out: [UInt8] = []
-    out.reserveCapacity(total)
-    out.append(UInt8(ascii: "{"))
-    for (i, element) in elements.enumerated() {
-      if i > 0 { out.append(UInt8(ascii: ",")) }
-      guard let element else {
-        out.append(contentsOf: "NULL".utf8)
-        continue
-      }
-      out.append(UInt8(ascii: "\""))
-      for byte in element.utf8 {
-        if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
-        out.append(byte)
-      }
-      out.append(UInt8(ascii: "\""))
-    }
-    out.append(UInt8(ascii: "}"))
-    return .text(String(decoding: out, as: UTF8.self))
+    .text(PostgresStore.arrayLiteral(elements.map { $0.map(PostgresStore.quoted) ?? "NULL" }))
   }
 
   /// A `bigint[]` parameter (`$1::bigint[]`): `{1,-2,NULL}`.
   static func bigintArray(_ elements: [Int64?]) -> PostgresValue {
-    var out = "{"
-    out.reserveCapacity(2 + elements.count * 12)
-    for (i, element) in elements.enumerated() {
-      if i > 0 { out += "," }
-      if let element { out += String(element) } else { out += "NULL" }
-    }
-    out += "}"
-    return .text(out)
+    .text(PostgresStore.arrayLiteral(elements.map { $0.map { String($0) } ?? "NULL" }))
   }
 }
 
