@@ -135,6 +135,15 @@ extension PostgresStore {
   public func completeCrawl(_ crawl: Int64, maxPages: Int?, router: (any ChangeRouter)?, now: Date) async throws
     -> CrawlCompletion?
   {
+    try await completeCrawl(crawl, maxPages: maxPages, router: router, health: nil, now: now)
+  }
+
+  /// ``completeCrawl(_:maxPages:router:now:)`` under `health` (see `Store.completeCrawl`).
+  ///
+  /// - Throws: `StoreError` of kind `.notFound` for an unknown crawl.
+  public func completeCrawl(
+    _ crawl: Int64, maxPages: Int?, router: (any ChangeRouter)?, health: HealthPolicy?, now: Date
+  ) async throws -> CrawlCompletion? {
     try await run { db in
       let row = try db.query(
         "SELECT source, completed_at, frontier_size FROM crawls WHERE id = $1 FOR UPDATE", [.int(crawl)])
@@ -152,6 +161,11 @@ extension PostgresStore {
         let source = row.string(0, 0)
         let firstCrawl = try !Self.sourceHasCompletedCrawl(db, source)
         try db.query("UPDATE crawls SET completed_at = $1 WHERE id = $2", [.date(now), .int(crawl)])
+        if let health {
+          return try Self.completeHealth(
+            db, source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl, policy: health,
+            now: now)
+        }
         return try Self.removeUnseenRecords(
           db, source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl, now: now)
       }

@@ -7,14 +7,30 @@ extension PostgresStore {
 
   static let notificationColumns =
     "o.id, o.message_id, o.channel, o.state, o.attempts, o.created_at, o.next_at, o.last_error, "
-    + "c.id, c.source, c.key, c.kind, c.url, c.before, c.after, c.at, c.run"
+    + "c.id, c.source, c.key, c.kind, c.url, c.before, c.after, c.at, c.run, o.event, " + episodeColumns
+
+  /// The change or the episode an outbox row `o` tells of, joined.
+  static let notificationJoins =
+    "LEFT JOIN changes c ON c.id = o.change LEFT JOIN health_episodes e ON e.id = o.episode"
 
   static func notification(_ r: PostgresResult, _ row: Int) -> OutboxNotification {
-    OutboxNotification(
+    var event: SourceEvent?
+    let change: RecordChange
+    if let kind = r.optionalString(row, 17).flatMap(SourceEvent.Kind.init(rawValue:)) {
+      let episode = episode(r, row, offset: 18)
+      event = SourceEvent(kind: kind, episode: episode)
+      change = RecordChange(
+        id: 0, source: episode.source, key: kind.rawValue, kind: .changed, url: episode.examples.first ?? "",
+        beforeJSON: nil, afterJSON: nil,
+        at: kind == .unhealthy ? episode.startedAt : episode.endedAt ?? episode.startedAt, run: nil)
+    } else {
+      change = Self.change(r, row, offset: 8)
+    }
+    return OutboxNotification(
       id: r.int64(row, 0), messageID: r.string(row, 1), channel: r.string(row, 2),
       state: NotificationState(rawValue: r.string(row, 3)) ?? .pending, attempts: r.int(row, 4),
       createdAt: r.date(row, 5), nextAttemptAt: r.date(row, 6), lastError: r.optionalString(row, 7),
-      change: change(r, row, offset: 8))
+      change: change, event: event)
   }
 
   /// Claims up to `limit` due notifications for `owner`, oldest first; rows
@@ -37,7 +53,7 @@ extension PostgresStore {
         ), claimed AS (
           UPDATE outbox SET owner = $3, lease_until = \(PostgresLease.now("$5")) + $4 FROM picked WHERE outbox.id = picked.id RETURNING outbox.*
         )
-        SELECT \(Self.notificationColumns) FROM claimed o JOIN changes c ON c.id = o.change
+        SELECT \(Self.notificationColumns) FROM claimed o \(Self.notificationJoins)
         ORDER BY o.next_at, o.id
         """, [.date(now), .int(max(0, limit)), .text(owner), .int(PostgresLease.milliseconds(until: leaseUntil, from: now)), leaseNow(now)])
       return result.rows { Self.notification(result, $0) }
@@ -106,7 +122,7 @@ extension PostgresStore {
     try await run(transaction: false) { db in
       let result = try db.query(
         """
-        SELECT \(Self.notificationColumns) FROM outbox o JOIN changes c ON c.id = o.change
+        SELECT \(Self.notificationColumns) FROM outbox o \(Self.notificationJoins)
         WHERE $1::text IS NULL OR o.state = $1 ORDER BY o.id DESC LIMIT $2
         """, [.string(state?.rawValue), .int(max(0, limit))])
       return result.rows { Self.notification(result, $0) }

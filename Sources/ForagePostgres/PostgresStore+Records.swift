@@ -25,6 +25,7 @@ extension PostgresStore {
       let held = try Self.updateFrontierStates(db, pages, owners: owners)
       let heldPages = pages.filter { held.contains($0.item.id) }
       try Self.writeRecords(db, heldPages, into: &result)
+      try Self.writeCoverage(db, heldPages)
       // Page rows, "kept" marks and links go in once for the batch: pages of
       // one site share most links, and each page's statements waited for
       // the server in turn.
@@ -42,6 +43,7 @@ extension PostgresStore {
           "UPDATE pages SET kept_crawl = $1 WHERE fingerprint = ANY($2::bigint[])",
           [.int(crawl), .text(Self.arrayLiteral(fingerprints.map { String(Int64(bitPattern: $0)) }))])
       }
+      try Self.markLostPages(db, heldPages)
       // Last, in crawl id order (every worker takes them in the same order,
       // so commits never deadlock on them): the crawl row is locked from
       // its links' insert to the commit, not for the whole transaction.
@@ -79,6 +81,7 @@ extension PostgresStore {
       stored.merge(try storedRecords(db, missed, completedCrawlOf: []).rows) { $1 }
       plan = RecordRules.plan(pages, stored: stored)
     }
+    result.held += try holdFieldLosses(db, pages, plan: &plan, stored: stored)
     try updateRecords(db, plan.updates)
     try plan.route { source in
       if let known = completed[source] { return !known }

@@ -42,6 +42,15 @@ public protocol ChangeRouter: Sendable {
   /// - Parameter firstCrawl: the change's source has no completed crawl yet
   ///   (its records are all new, and a user may not want to hear of each).
   func channels(for change: RecordChange, firstCrawl: Bool) -> [String]
+
+  /// The names of the channels a source event (`source.unhealthy`,
+  /// `source.recovered`) of `source` goes to.
+  func channels(forSourceEvent source: String) -> [String]
+}
+
+extension ChangeRouter {
+  /// No channel: a router that does not say hears of no source event.
+  public func channels(forSourceEvent source: String) -> [String] { [] }
 }
 
 /// Which changes `Store.changes(matching:)` returns, newest first.
@@ -98,14 +107,19 @@ public struct OutboxNotification: Sendable, Hashable {
   public var nextAttemptAt: Date
   /// Why the last attempt failed, in a sentence.
   public var lastError: String?
-  /// The change it tells of.
+  /// The change it tells of. For a source event, a stand-in: the event's
+  /// source, its kind's name as key, the episode's first example URL.
   public var change: RecordChange
+  /// The source event it tells of (`source.unhealthy`, `source.recovered`),
+  /// in place of a change; nil for a change's notification.
+  public var event: SourceEvent?
 
   /// A notification as the outbox keeps it; each parameter has its property's meaning.
   public init(
     id: Int64, messageID: String, channel: String, state: NotificationState, attempts: Int, createdAt: Date,
-    nextAttemptAt: Date, lastError: String?, change: RecordChange
+    nextAttemptAt: Date, lastError: String?, change: RecordChange, event: SourceEvent? = nil
   ) {
+    self.event = event
     self.id = id
     self.messageID = messageID
     self.channel = channel

@@ -130,6 +130,7 @@ extension Migrator {
   /// | `runs` | task runs; `sources` and `summary` as JSON | `id` |
   /// | `robots` | robots.txt answers per origin, kept until `expires_at` (see `RobotsFile`) | `origin` |
   /// | `pending_requests` | task requests not yet run, replaced as a set (see `PendingTaskRequest`) | `identifier` |
+  /// | `crawl_fields`, `health_episodes`, `held_changes` (extraction health) | see `SQLiteHealthSchema` | |
   /// | `downloads` (v9) | background downloads: URL, folder, file name, expected size and SHA-256, state `queued`/`claimed`/`done`/`failed`, bytes durably in the `.part`, validator, attempts, lease, final path (see `DownloadEntry`) | `id`; UNIQUE `(url, folder)`; `(state, id)` |
   ///
   /// Dates are integer milliseconds since 1970 (UTC). 64-bit fingerprints
@@ -413,6 +414,7 @@ extension Migrator {
     migrator.register(Migration("v11-pages-record-count", sql: """
       ALTER TABLE pages ADD COLUMN record_count INTEGER NOT NULL DEFAULT 0;
       """))
+    migrator.register(Migration("v-extraction-health", sql: SQLiteHealthSchema.migration))
     return migrator
   }
 }

@@ -145,6 +145,15 @@ extension SQLiteStore {
   public func completeCrawl(_ crawl: Int64, maxPages: Int?, router: (any ChangeRouter)?, now: Date) async throws
     -> CrawlCompletion?
   {
+    try await completeCrawl(crawl, maxPages: maxPages, router: router, health: nil, now: now)
+  }
+
+  /// ``completeCrawl(_:maxPages:router:now:)`` under `health` (see `Store.completeCrawl`).
+  ///
+  /// - Throws: `StoreError` of kind `.notFound` for an unknown crawl.
+  public func completeCrawl(
+    _ crawl: Int64, maxPages: Int?, router: (any ChangeRouter)?, health: HealthPolicy?, now: Date
+  ) async throws -> CrawlCompletion? {
     let db = self.db
     let completion = try db.transaction { () throws -> CrawlCompletion? in
       let select = try db.statement("SELECT source, completed_at, frontier_size FROM crawls WHERE id = ?")
@@ -171,6 +180,11 @@ extension SQLiteStore {
         try update.bind(Self.milliseconds(now), at: 1)
         try update.bind(crawl, at: 2)
         try update.execute()
+        if let health {
+          return try completeHealth(
+            source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl, policy: health,
+            now: now)
+        }
         return try removeUnseenRecords(
           source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl, now: now)
       }

@@ -123,14 +123,30 @@ extension SQLiteStore {
 
   static let notificationColumns =
     "o.id, o.message_id, o.channel, o.state, o.attempts, o.created_at, o.next_at, o.last_error, "
-    + "c.id, c.source, c.key, c.kind, c.url, c.before, c.after, c.at, c.run"
+    + "c.id, c.source, c.key, c.kind, c.url, c.before, c.after, c.at, c.run, o.event, " + episodeColumns
+
+  /// The outbox joined to the change or the episode each row tells of.
+  static let notificationTables =
+    "outbox o LEFT JOIN changes c ON c.id = o.change LEFT JOIN health_episodes e ON e.id = o.episode"
 
   static func notification(from row: SQLiteStatement) -> OutboxNotification {
-    OutboxNotification(
+    var event: SourceEvent?
+    var change: RecordChange
+    if let kind = row.optionalString(17).flatMap(SourceEvent.Kind.init(rawValue:)) {
+      let episode = Self.episode(from: row, offset: 18)
+      event = SourceEvent(kind: kind, episode: episode)
+      change = RecordChange(
+        id: 0, source: episode.source, key: kind.rawValue, kind: .changed, url: episode.examples.first ?? "",
+        beforeJSON: nil, afterJSON: nil, at: kind == .unhealthy ? episode.startedAt : episode.endedAt ?? episode.startedAt,
+        run: nil)
+    } else {
+      change = Self.change(from: row, offset: 8)
+    }
+    return OutboxNotification(
       id: row.int64(0), messageID: row.string(1), channel: row.string(2),
       state: NotificationState(rawValue: row.string(3)) ?? .pending, attempts: row.int(4),
       createdAt: date(row.int64(5)), nextAttemptAt: date(row.int64(6)), lastError: row.optionalString(7),
-      change: change(from: row, offset: 8))
+      change: change, event: event)
   }
 
   /// Claims up to `limit` due notifications for `owner`, oldest first.
@@ -144,7 +160,7 @@ extension SQLiteStore {
     return try db.transaction {
       let select = try db.statement(
         """
-        SELECT \(Self.notificationColumns) FROM outbox o JOIN changes c ON c.id = o.change
+        SELECT \(Self.notificationColumns) FROM \(Self.notificationTables)
         WHERE o.state = 'pending' AND o.next_at <= ?1 AND (o.lease_until IS NULL OR o.lease_until <= ?1)
         ORDER BY o.next_at, o.id LIMIT ?2
         """)
@@ -226,7 +242,7 @@ extension SQLiteStore {
     let filter = state == nil ? "" : "WHERE o.state = ?1"
     let select = try db.statement(
       """
-      SELECT \(Self.notificationColumns) FROM outbox o JOIN changes c ON c.id = o.change
+      SELECT \(Self.notificationColumns) FROM \(Self.notificationTables)
       \(filter) ORDER BY o.id DESC LIMIT ?2
       """)
     if let state { try select.bind(state.rawValue, at: 1) }

@@ -35,6 +35,7 @@ extension SQLiteStore {
       // the entries fetched, and the records the pages give that exist.
       try markDone(pages.lazy.filter { $0.outcome == .done }.map(\.item))
       try writeRecords(of: pages, into: &result)
+      try writeCoverage(pages)
       for page in pages {
         if page.outcome != .done { try updateFrontierState(page.item, page.outcome) }
         if let record = page.page { try upsertPage(record) }
@@ -188,6 +189,7 @@ extension SQLiteStore {
       stored.merge(try storedRecords(missed)) { $1 }
       plan = RecordRules.plan(pages, stored: stored)
     }
+    result.held += try holdFieldLosses(pages, plan: &plan, stored: stored)
     try updateRecords(plan.updates)
     try plan.route { try !sourceHasCompletedCrawl($0) }
     for planned in plan.changes {
@@ -339,7 +341,12 @@ extension SQLiteStore {
   /// the crawl then leaves its records alone). One update by the pages'
   /// fingerprint index; the records themselves are not touched.
   private func keepRecords(of page: PageCommit) throws {
-    let keep = try db.statement("UPDATE pages SET kept_crawl = ?1 WHERE fingerprint = ?2")
+    // A lost page (see `PageExtraction.lost`) is kept, and says so.
+    let lost = page.extraction?.lost == true
+    let keep = try db.statement(
+      lost
+        ? "UPDATE pages SET kept_crawl = ?1, lost_crawl = ?1 WHERE fingerprint = ?2"
+        : "UPDATE pages SET kept_crawl = ?1 WHERE fingerprint = ?2")
     try keep.bind(page.item.crawl, at: 1)
     try keep.bind(page.item.fingerprint, at: 2)
     try keep.execute()
@@ -393,7 +400,7 @@ extension SQLiteStore {
   }
 
   /// Inserts a change row and returns it with its id (and its date as stored, to the millisecond).
-  private func writeChange(_ change: RecordChange) throws -> RecordChange {
+  func writeChange(_ change: RecordChange) throws -> RecordChange {
     let at = Self.milliseconds(change.at)
     let insert = try db.statement(
       "INSERT INTO changes (source, key, kind, url, before, after, at, run) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")

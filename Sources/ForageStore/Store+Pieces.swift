@@ -42,6 +42,14 @@ public protocol RecordStore: AnyObject, Sendable {
   func completeCrawl(_ crawl: Int64, maxPages: Int?, router: (any ChangeRouter)?, now: Date) async throws
     -> CrawlCompletion?
 
+  /// ``completeCrawl(_:maxPages:router:now:)`` under `health`: removals of
+  /// an unhealthy crawl are held, an episode opens or ends, and its
+  /// `source.unhealthy` or `source.recovered` goes to the outbox, all in the
+  /// completion's transaction (see ``HealthRules``). A nil `health` holds nothing.
+  func completeCrawl(
+    _ crawl: Int64, maxPages: Int?, router: (any ChangeRouter)?, health: HealthPolicy?, now: Date
+  ) async throws -> CrawlCompletion?
+
   /// The last stored fetch of a page, by the fingerprint of its canonical URL.
   func page(fingerprint: UInt64) async throws -> PageRecord?
 
@@ -223,4 +231,18 @@ public protocol DownloadStore: AnyObject, Sendable {
 
   /// One download by id, nil when there is none.
   func download(id: Int64) async throws -> DownloadEntry?
+}
+
+/// Extraction health: the episodes during which a source's changes are
+/// held, and the user's acceptance of what they held (`forage health`).
+public protocol HealthStore: AnyObject, Sendable {
+  /// Episodes, open ones first, then the most recently ended, at most `limit`.
+  func healthEpisodes(limit: Int) async throws -> [HealthEpisode]
+
+  /// Applies the changes held by `source`'s open episode (removals and
+  /// field losses, each still applying to the record as it is: one changed
+  /// since is left), routed through `router`, and ends the episode as
+  /// accepted with a `source.recovered` notification; one transaction. Nil
+  /// when the source has no open episode.
+  func acceptHeldChanges(source: String, router: (any ChangeRouter)?, now: Date) async throws -> HealthAcceptance?
 }

@@ -6,7 +6,7 @@ import Foundation
 /// default (`SQLiteStore`) and a shared PostgreSQL store can serve the same
 /// engine. It is made of small pieces, one per concern (Store+Pieces.swift):
 /// ``FrontierStore``, ``RecordStore``, ``OutboxStore``, ``RunStore``,
-/// ``PolitenessStore``, ``LeaseStore`` and ``DownloadStore``. Every method is atomic; `commit(_:)` writes each page's records,
+/// ``PolitenessStore``, ``LeaseStore``, ``DownloadStore`` and ``HealthStore``. Every method is atomic; `commit(_:)` writes each page's records,
 /// frontier state change and discovered links in one transaction, which is
 /// what makes a killed job resume without losing or repeating work.
 ///
@@ -15,7 +15,7 @@ import Foundation
 ///     let batch = try await store.claim(crawl: crawl.id, limit: 16, owner: "run-1",
 ///                                       leaseUntil: .now + 60, now: .now)
 public protocol Store: FrontierStore, RecordStore, OutboxStore, RunStore, PolitenessStore, LeaseStore,
-  DownloadStore
+  DownloadStore, HealthStore
 {
   /// Writes everything out and closes the store; later calls throw. For
   /// SQLite the WAL is checkpointed into the database file and removed, so
@@ -252,6 +252,11 @@ public struct PageCommit: Sendable {
   /// Decides which changes are notable and where they go; nil writes no
   /// notification.
   public var router: (any ChangeRouter)? = nil
+  /// What the page gave its source's extraction, added to its crawl's
+  /// field coverage; nil for pages not read as records (304, failures).
+  public var extraction: PageExtraction? = nil
+  /// When the records' changes are held (see ``HealthRules``); nil holds nothing.
+  public var health: HealthPolicy? = nil
   /// The time written into the rows (the caller's clock).
   public var now: Date
 
@@ -288,6 +293,8 @@ public struct CommitResult: Sendable, Hashable {
   public var changes: [RecordChange] = []
   /// Notifications written to the outbox.
   public var notifications = 0
+  /// Changes held back (a field whose coverage collapsed), not written.
+  public var held = 0
   /// A result of a commit that wrote nothing.
   public init() {}
 
@@ -300,6 +307,7 @@ public struct CommitResult: Sendable, Hashable {
     restoredRecords += other.restoredRecords
     changes += other.changes
     notifications += other.notifications
+    held += other.held
   }
 }
 
@@ -309,6 +317,13 @@ public struct CrawlCompletion: Sendable, Hashable {
   public var removed: [RecordChange] = []
   /// Notifications written to the outbox.
   public var notifications = 0
+  /// Removals held back: the crawl was not healthy (see ``HealthRules``).
+  public var held = 0
+  /// Changes held by this crawl's commits (a field lost early in the crawl)
+  /// and applied now, the crawl having completed healthy.
+  public var released: [RecordChange] = []
+  /// The episode this completion opened, or ended (a healthy crawl); nil when neither.
+  public var episode: HealthEpisode? = nil
   /// A completion that wrote these `removed` changes and `notifications`.
   public init(removed: [RecordChange] = [], notifications: Int = 0) {
     self.removed = removed
