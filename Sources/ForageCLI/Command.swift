@@ -45,7 +45,8 @@ extension Command {
 /// Every subcommand, in the order `forage --help` lists them.
 var commands: [any Command.Type] {
   [
-    RunCommand.self, DaemonCommand.self, SimulateCommand.self, StatusCommand.self, ChangesCommand.self, NotifyCommand.self,
+    RunCommand.self, DaemonCommand.self, SimulateCommand.self, StatusCommand.self, HealthCommand.self, ChangesCommand.self,
+    NotifyCommand.self,
     ExportCommand.self, DownloadCommand.self, ReportCommand.self, QueryCommand.self, InitCommand.self, DemoCommand.self,
   ]
 }

@@ -30,8 +30,9 @@ struct StatusCommand: Command {
     """
   static let notes = """
     Exit status: 0 healthy, 1 something needs attention (a source whose every
-    page failed in its last N launches, dead notifications, failed downloads),
-    2 bad input. Use it as a health check.
+    page failed in its last N launches, a source whose changes are held (see
+    forage health), dead notifications, failed downloads), 2 bad input. Use it
+    as a health check.
     """
 
   var store: String

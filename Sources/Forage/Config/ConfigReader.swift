@@ -220,7 +220,7 @@ struct ConfigReader {
   ]
   static let sourceKeys = [
     "name", "url", "urls", "feed", "format", "extract", "match", "items", "key", "crawl", "fetch", "critical", "wifiOnly", "charset",
-    "notifyWhen", "notifyVia", "history", "sitemap", "sitemapFilter", "downloadEnclosures", "download",
+    "notifyWhen", "notifyVia", "history", "sitemap", "sitemapFilter", "downloadEnclosures", "download", "health",
   ]
   static let fieldKeys = [
     "css", "pointer", "path", "jsonld", "meta", "attr", "all", "type", "regex", "trim", "default", "required",
@@ -544,6 +544,7 @@ struct ConfigReader {
       }
     }
     sourceNotifySettings(m, at: path, into: &source)
+    sourceHealth(m, at: path, into: &source)
     return name == nil ? nil : source
   }
 

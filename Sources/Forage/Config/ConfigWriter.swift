@@ -113,6 +113,7 @@ extension Source {
     if let downloadEnclosures { m.append(("downloadEnclosures", downloadEnclosures.jsonValue)) }
     if download { m.append(("download", .bool(true))) }
     m += notifyMembers
+    m += healthMembers
     return .object(m)
   }
 }

@@ -70,6 +70,9 @@ public struct Source: Sendable, Hashable {
   /// the cache folder (`.forage-downloads/NAME` beside the config). Each
   /// crawl downloads them again.
   public var download = false
+  /// When this source's changes are held instead of applied (a redesign,
+  /// a block page: see ``HealthPolicy`` and docs/configuration.md).
+  public var health = HealthPolicy()
 
   /// A source named `name` read from `urls`, with the options described on each property.
   public init(

@@ -1,6 +1,7 @@
 import Foundation
 import ForageHTML
 import ForageSupport
+import ForageStore
 import ForageURL
 
 /// A source with its selectors and patterns compiled once per job, shared
@@ -77,8 +78,15 @@ final class CompiledSource: Sendable {
     self.startHosts = Set(source.urls.compactMap { WebURL($0)?.host })
     self.source = source
     self.canonicalizer = canonicalizer
+    var health = source.health
+    health.recordSelector = source.match ?? source.items
+    for f in source.fields where f.rule.structured == nil { health.fieldSelectors[f.name] = f.rule.selector }
+    self.health = health
     if !reader.problems.isEmpty { throw ConfigError(file: "<code>", problems: reader.problems) }
   }
+
+  /// The source's health policy, with its record and field selectors named.
+  let health: HealthPolicy
 }
 
 extension CompiledSource {

@@ -20,6 +20,14 @@ struct Extraction: Sendable {
   /// True when `shouldStop` stopped the extraction: what is here is only
   /// part of the page's records and links.
   var interrupted = false
+  /// The source's `match` and `items` selectors found something (true
+  /// for a source without them).
+  var matched = true
+  /// Records dropped because a `required` field had no value.
+  var dropped = 0
+  /// Field values the selectors found, over every record (dropped ones
+  /// too): zero when none of the field selectors matched anything.
+  var valuesFound = 0
 }
 
 /// Extracts records and links from fetched pages, as a source's rules say.
@@ -53,6 +61,7 @@ enum Extractor {
       root = []
     }
     let matches = s.match.map { document.selectFirst($0) != nil } ?? true
+    out.matched = matches && (s.items == nil || !root.isEmpty)
     if matches && !s.fields.isEmpty {
       let inItem = s.items != nil
       // JSON-LD and <meta> tags: read once per page, when a field first asks.
@@ -198,17 +207,25 @@ enum Extractor {
     value: (CompiledSource.CompiledField, inout [String]) -> JSONValue?
   ) {
     var members: [(key: String, value: JSONValue)] = []
+    var dropped = false
     for f in s.fields {
       if let v = value(f, &out.warnings) {
         members.append((f.name, v))
+        out.valuesFound += 1
       } else if let d = f.rule.defaultValue {
         members.append((f.name, d))
       } else if f.rule.required {
-        if out.warnings.count < 5 { out.warnings.append("\(url.href): required field \"\(f.name)\" has no value") }
-        return
+        if !dropped, out.warnings.count < 5 {
+          out.warnings.append("\(url.href): required field \"\(f.name)\" has no value")
+        }
+        dropped = true
       } else {
         members.append((f.name, .null))
       }
+    }
+    if dropped {
+      out.dropped += 1
+      return
     }
     append(members, index: index, items: items, url: url, canonical: canonical, source: s, to: &out)
   }

@@ -362,8 +362,18 @@ package final class Job: Sendable {
   /// is not (another worker's URLs are left).
   private func completeCrawl(_ crawl: Int64, of source: CompiledSource) async throws -> CompletionCounts? {
     let completion = try await store.completeCrawl(
-      crawl, maxPages: source.source.crawl?.maxPages, router: router, now: now())
-    return completion.map { CompletionCounts(removed: $0.removed.count, notifications: $0.notifications) }
+      crawl, maxPages: source.source.crawl?.maxPages, router: router, health: source.health, now: now())
+    return completion.map { c in
+      var health: String?
+      if let e = c.episode, e.isOpen {
+        health = StoreStatus.heldSentence(e) + "; forage health shows it"
+      } else if let e = c.episode {
+        health = "healthy again: the changes held since \(ISODate.string(e.startedAt)) were dropped"
+      } else if c.held > 0 {
+        health = "\(c.held) removal\(c.held == 1 ? "" : "s") held (forage health shows why)"
+      }
+      return CompletionCounts(removed: c.removed.count, notifications: c.notifications, health: health)
+    }
   }
 }
 

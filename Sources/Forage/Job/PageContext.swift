@@ -285,6 +285,21 @@ final class PageContext: Sendable {
     let depth = item.depth + 1
     let links = source.followsLinks(toDepth: depth) ? extraction.links.filter(\.allowed) : []
     page.links = links.map(\.url.href)
+    // A page that gave records before, answered 2xx with markup, and on
+    // which none of the source's selectors found anything now (a block
+    // page, a consent wall, a login redirect) is not what it was: its
+    // records stand, as after a 304, and it counts toward the source's
+    // health (see HealthRules).
+    let lost =
+      source.source.format == .html && source.health.enabled && (previous?.recordCount ?? 0) > 0
+      && (!extraction.matched || extraction.valuesFound == 0)
+    if lost {
+      extraction.records = []
+      extraction.warnings.append(
+        "\(response.url.href): none of the source's selectors matched a page that gave "
+          + "\(previous?.recordCount ?? 0) record(s) before; its records are kept")
+    }
+    let outcome = unreadable ? nil : PageContext.extractionOutcome(extraction, lost: lost)
     let records = extraction.records.map {
       let text = $0.fields.serializedInBothOrders()
       return RecordInput(
@@ -292,11 +307,32 @@ final class PageContext: Sendable {
         contentHash: StableHash.of(text.sorted))
     }
     let discovered = links.map { FrontierSeed(url: $0.canonicalHref, fingerprint: $0.fingerprint, depth: depth) }
-    // An unreadable body left the page's records as they were.
-    page.recordCount = unreadable ? previous?.recordCount ?? 0 : records.count
-    return ProcessedPage(
-      commit: commit(item, .done, page: page, records: records, discovered: discovered, keepsRecords: unreadable),
-      kind: .fetched, bytes: bytes, warnings: extraction.warnings)
+    // An unreadable body, or a lost page, left the page's records as they were.
+    page.recordCount = unreadable || lost ? previous?.recordCount ?? 0 : records.count
+    var done = commit(
+      item, .done, page: page, records: records, discovered: discovered, keepsRecords: unreadable || lost)
+    done.extraction = outcome
+    return ProcessedPage(commit: done, kind: .fetched, bytes: bytes, warnings: extraction.warnings)
+  }
+
+  /// What a page gave its extraction: records, whether the record selector
+  /// matched, and each field's present, missing and empty counts.
+  static func extractionOutcome(_ extraction: Extraction, lost: Bool) -> PageExtraction {
+    var fields: [String: PageExtraction.FieldCount] = [:]
+    for record in extraction.records {
+      guard case .object(let members) = record.fields else { continue }
+      for (name, value) in members {
+        switch value {
+        case .null: fields[name, default: .init()].missing += 1
+        case .string(let s) where s.isEmpty: fields[name, default: .init()].empty += 1
+        case .array(let a) where a.isEmpty: fields[name, default: .init()].empty += 1
+        default: fields[name, default: .init()].present += 1
+        }
+      }
+    }
+    return PageExtraction(
+      records: extraction.records.count, matched: extraction.matched, fields: fields, dropped: extraction.dropped,
+      lost: lost)
   }
 
   func seeds(fromStored links: [String], depth: Int) -> [FrontierSeed] {
@@ -322,6 +358,7 @@ final class PageContext: Sendable {
       maxPages: crawlScope?.maxPages, run: run, now: now())
     commit.keepsRecords = keepsRecords
     commit.router = router
+    commit.health = source.health
     return commit
   }
 

@@ -38,6 +38,9 @@ struct CompletionCounts: Sendable, Hashable {
   var removed = 0
   /// Notifications written to the outbox.
   var notifications = 0
+  /// What the source's health says, when it changed or holds anything
+  /// (an episode opened or ended, removals held): a warning of the run.
+  var health: String? = nil
 }
 
 /// The running totals of a launch, kept by its ``LaunchMachine`` as commits
@@ -93,6 +96,7 @@ struct RunTally: Sendable {
     totals.recordsRemoved += counts.removed
     totals.sources[lane].recordsRemoved += counts.removed
     totals.notificationsQueued += counts.notifications
+    if let health = counts.health { totals.warn("\(totals.sources[lane].name): \(health)") }
   }
 
   /// Counts what the notification deliveries of the launch did.

@@ -52,6 +52,16 @@ public struct LocalNotification: Sendable, Hashable {
   }
 
   private init?(member: JSONValue, id: String) {
+    // A source event: its sentence is the body.
+    if case .string(let type)? = member["type"], type.hasPrefix("source."), case .string(let source)? = member["source"] {
+      let title = type == "source.unhealthy" ? "\(source): changes held" : "\(source): healthy again"
+      var body = ""
+      if case .string(let message)? = member["message"] { body = message }
+      var url: String?
+      if case .array(let examples)? = member["examples"], case .string(let u)? = examples.first { url = u }
+      self.init(identifier: id, title: title, body: body, threadIdentifier: source, url: url)
+      return
+    }
     guard case .string(let type)? = member["type"], type.hasPrefix("record."),
       case .string(let source)? = member["source"], case .string(let key)? = member["key"]
     else { return nil }

@@ -31,12 +31,53 @@ package enum NotificationPayload {
     ])
   }
 
+  /// The document of an outbox notification: a change's, or a source event's.
+  package static func document(_ n: OutboxNotification) -> JSONValue {
+    n.event.map { document(id: n.messageID, event: $0) } ?? document(id: n.messageID, change: n.change)
+  }
+
+  /// The document of a source event (see docs/notifications.md):
+  ///
+  ///     {"type": "source.unhealthy", "id": "msg_…", "source": "shop", "at": "…",
+  ///      "episode": 3, "problem": "pages", "selector": "div.product",
+  ///      "before": 6, "beforeOf": 6, "now": 0, "nowOf": 6,
+  ///      "examples": ["https://…"], "message": "div.product: …", "resolution": null}
+  package static func document(id: String, event: SourceEvent) -> JSONValue {
+    let e = event.episode
+    let at = event.kind == .unhealthy ? e.startedAt : e.endedAt ?? e.startedAt
+    return .object([
+      ("type", .string(event.kind.rawValue)),
+      ("id", .string(id)),
+      ("source", .string(e.source)),
+      ("at", .string(ISODate.string(at, milliseconds: true))),
+      ("episode", .number(Double(e.id))),
+      ("problem", .string(e.kind.rawValue)),
+      ("selector", .string(e.subject)),
+      ("before", .number(Double(e.before))),
+      ("beforeOf", .number(Double(e.beforeTotal))),
+      ("now", .number(Double(e.now))),
+      ("nowOf", .number(Double(e.nowTotal))),
+      ("examples", .array(e.examples.map(JSONValue.string))),
+      ("message", .string(e.evidence)),
+      ("resolution", event.kind == .recovered ? e.resolution.map { .string($0.rawValue) } ?? .null : .null),
+    ])
+  }
+
   /// The document of a batch: `{"type": "batch", "id": …, "notifications": [...]}`.
   package static func batch(id: String, _ notifications: [(id: String, change: RecordChange)]) -> JSONValue {
     .object([
       ("type", .string("batch")),
       ("id", .string(id)),
       ("notifications", .array(notifications.map { document(id: $0.id, change: $0.change) })),
+    ])
+  }
+
+  /// The document of a batch of outbox notifications (changes and source events).
+  package static func batch(id: String, _ notifications: [OutboxNotification]) -> JSONValue {
+    .object([
+      ("type", .string("batch")),
+      ("id", .string(id)),
+      ("notifications", .array(notifications.map(document))),
     ])
   }
 

@@ -25,6 +25,13 @@ package struct NotificationRouter: ChangeRouter {
     self.rules = rules
   }
 
+  /// The channels a source event of `source` goes to: those of its
+  /// `notifyVia` (every channel without it), whatever its `notifyWhen`
+  /// says of records.
+  package func channels(forSourceEvent source: String) -> [String] {
+    rules[source]?.channels ?? []
+  }
+
   /// The channels `change` goes to; empty when it is not notable or its
   /// source is not in the config.
   package func channels(for change: RecordChange, firstCrawl: Bool) -> [String] {

@@ -219,16 +219,15 @@ public final class Notifier: Sendable {
   ) async -> [(OutboxNotification, DeliveryResult)] {
     if Task.isCancelled || !mayStart() { return [] }
     if settings.batch && items.count > 1 {
-      let members = items.map { (id: $0.messageID, change: $0.change) }
-      let id = NotificationPayload.batchID(members.map(\.id))
-      let body = Array(NotificationPayload.batch(id: id, members).serialized().utf8)
+      let id = NotificationPayload.batchID(items.map(\.messageID))
+      let body = Array(NotificationPayload.batch(id: id, items).serialized().utf8)
       let result = await channel.deliver(body, messageID: id, at: Date())
       return items.map { ($0, result) }
     }
     var out: [(OutboxNotification, DeliveryResult)] = []
     for n in items {
       if Task.isCancelled || !mayStart() { break }
-      let body = Array(NotificationPayload.document(id: n.messageID, change: n.change).serialized().utf8)
+      let body = Array(NotificationPayload.document(n).serialized().utf8)
       let result = await channel.deliver(body, messageID: n.messageID, at: Date())
       out.append((n, result))
       // A receiver that is down fails the rest too: they wait for the retry.

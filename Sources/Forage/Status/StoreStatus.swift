@@ -78,6 +78,9 @@ public struct StoreStatus: Sendable, Codable, Hashable {
     public var failingLaunches: Int
     /// The failures of its recent launches, grouped by cause, most frequent first.
     public var errors: [ErrorGroup]
+    /// While its changes are held (an open health episode): what looks
+    /// wrong, the selector or field, and the evidence, in a sentence.
+    public var held: String? = nil
   }
 
   /// The notification outbox.
@@ -145,6 +148,8 @@ public struct StoreStatus: Sendable, Codable, Hashable {
     var names = config?.sources.map(\.name) ?? []
     for s in stats where !names.contains(s.name) { names.append(s.name) }
     var attention: [String] = []
+    let open = try await store.healthEpisodes(limit: 1_000).filter(\.isOpen)
+    for e in open where !names.contains(e.source) { names.append(e.source) }
     let sources = names.map { name -> SourceStatus in
       let stat = stats.first { $0.name == name } ?? SourceStatistics(name: name)
       let mine = runs.compactMap { run in run.summary?.sources.first { $0.name == name } }
@@ -156,11 +161,17 @@ public struct StoreStatus: Sendable, Codable, Hashable {
         let cause = errors.first.map { ": \($0.cause) (first at \($0.firstURL))" } ?? ""
         attention.append("\(name): every page failed in its last \(failing) launches\(cause)")
       }
+      let held = open.first { $0.source == name }.map(Self.heldSentence)
+      if let held {
+        attention.append(
+          "\(name): \(held); `forage health accept \(name)` applies what is held, or fix the config and the next "
+            + "healthy crawl ends it")
+      }
       return SourceStatus(
         name: name, records: stat.records, removed: stat.removed, newestData: stat.lastSeen,
         lastCompletedCrawl: stat.lastCompletedCrawl, changesLastDay: stat.recentChanges,
         lastLaunchPages: mine.first.map { $0.pagesFetched + $0.pagesNotModified + $0.pagesFresh },
-        lastLaunchFailures: mine.first?.pagesFailed, failingLaunches: failing, errors: errors)
+        lastLaunchFailures: mine.first?.pagesFailed, failingLaunches: failing, errors: errors, held: held)
     }
 
     let counts = try await store.notificationCounts(now: now)
@@ -192,6 +203,18 @@ public struct StoreStatus: Sendable, Codable, Hashable {
     }
     return StoreStatus(
       at: now, tasks: tasks, sources: sources, notifications: outbox, downloads: downloads, attention: attention)
+  }
+
+  /// An open episode in a sentence: what is held, why, and an example URL.
+  public static func heldSentence(_ e: HealthEpisode) -> String {
+    let why: String
+    switch e.kind {
+    case .removals: why = "a crawl would have removed too many records"
+    case .pages: why = "pages answer without any of the source's selectors matching"
+    case .field: why = "a field's coverage collapsed"
+    }
+    let example = e.examples.first.map { " (e.g. \($0))" } ?? ""
+    return "changes held since \(ISODate.string(e.startedAt)): \(why), \(e.evidence)\(example)"
   }
 
   static func launch(_ run: TaskRun) -> Launch {
@@ -269,6 +292,7 @@ extension StoreStatus {
         line += "; last launch: \(pages) pages, \(failed) failed"
       }
       lines.append(line)
+      if let held = s.held { lines.append("    " + paint(held, "31")) }
       for e in s.errors.prefix(3) {
         lines.append("    " + paint("\(e.cause) ×\(e.count)", "31") + " (first: \(e.firstURL))")
       }
