@@ -107,34 +107,50 @@ extension PostgresStore {
     firstCrawl: Bool, policy: HealthPolicy, now: Date
   ) throws -> CrawlCompletion {
     let nowMS = milliseconds(now)
-    let r = try db.query(
+    // As `removeUnseenRecords`: the candidates' flags read unlocked and
+    // without their fields (a recrawl answered 304 leaves nearly every
+    // record a candidate), then only those the rules remove or hold are
+    // read again, locked, with their fields.
+    func select(_ fields: String, _ more: String) -> String {
       """
-      SELECT r.id, r.key, r.url, r.fields, r.seen_crawl,
+      SELECT r.id, r.key, r.url, \(fields), r.seen_crawl,
         coalesce(p.kept_crawl = $2, false), coalesce(f.state = 'done', false),
         coalesce(p.status = 404 OR p.status = 410, false), coalesce(p.lost_crawl = $2, false)
       FROM records r
       LEFT JOIN pages p ON p.fingerprint = r.page
       LEFT JOIN frontier f ON f.crawl = $2 AND f.fingerprint = r.page
-      WHERE r.source = $1 AND r.removed_at IS NULL AND r.seen_crawl < $2
-      ORDER BY r.id
-      FOR UPDATE OF r
-      """, [.text(source), .int(crawl)])
-    let candidates = r.rows {
-      HealthRules.Candidate(
-        record: RecordRules.RemovalCandidate(
-          id: r.int64($0, 0), key: r.string($0, 1), url: r.string($0, 2), fields: r.string($0, 3), removed: false,
-          seenCrawl: r.optionalInt64($0, 4), pageKept: r.bool($0, 5), pageFetched: r.bool($0, 6)),
-        pageGone: r.bool($0, 7), pageLost: r.bool($0, 8))
+      WHERE r.source = $1 AND r.removed_at IS NULL AND r.seen_crawl < $2 \(more)
+      """
     }
+    func read(_ r: PostgresResult, fields: Bool) -> [HealthRules.Candidate] {
+      r.rows {
+        HealthRules.Candidate(
+          record: RecordRules.RemovalCandidate(
+            id: r.int64($0, 0), key: r.string($0, 1), url: r.string($0, 2), fields: fields ? r.string($0, 3) : "",
+            removed: false, seenCrawl: r.optionalInt64($0, 4), pageKept: r.bool($0, 5), pageFetched: r.bool($0, 6)),
+          pageGone: r.bool($0, 7), pageLost: r.bool($0, 8))
+      }
+    }
+    var candidates = read(try db.query(select("''", "ORDER BY r.id"), [.text(source), .int(crawl)]), fields: false)
     let current = try db.query(
       "SELECT count(*) FROM records WHERE source = $1 AND removed_at IS NULL", [.text(source)]
     ).int(0, 0)
     let coverage = Coverage(rows: try coverageRows(db, crawl: crawl))
     let healthy = try healthyCoverage(db, source: source, before: crawl)
     let open = try openEpisode(db, source: source)
-    let assessment = HealthRules.assess(
+    var assessment = HealthRules.assess(
       candidates, source: source, crawl: crawl, capped: capped, current: current, coverage: coverage,
       healthy: healthy, policy: policy, now: date(nowMS))
+    let chosen = (assessment.remove + assessment.hold).map { String($0.id) }
+    if !chosen.isEmpty {
+      let locked = try db.query(
+        select("r.fields", "AND r.id = ANY($3::bigint[]) ORDER BY r.id FOR UPDATE OF r"),
+        [.text(source), .int(crawl), .text(arrayLiteral(chosen))])
+      candidates = read(locked, fields: true)
+      assessment = HealthRules.assess(
+        candidates, source: source, crawl: crawl, capped: capped, current: current, coverage: coverage,
+        healthy: healthy, policy: policy, now: date(nowMS))
+    }
     var completion = CrawlCompletion()
     let removals = RecordRules.removals(
       assessment.remove, source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl,
