@@ -7,7 +7,7 @@ import ForageSupport
 /// and the user's acceptance of what one holds.
 struct HealthCommand: Command {
   static let name = "health"
-  static let abstract = "List sources whose changes are held (a redesign, a block page), or accept what one holds."
+  static let abstract = "List sources whose changes are held, or accept what one holds."
   static let arguments: [Argument] = [
     .optionalPositional("ACTION", "accept: apply what SOURCE's open episode holds, and end it."),
     .optionalPositional("SOURCE", "The source whose held changes are accepted."),
