@@ -58,6 +58,10 @@ enum StreamBenchmark {
     }
     semaphore.wait()
     let (total, commit) = try result.withLock { $0! }.get()
+    guard !total.isEmpty else {
+      print("forage-bench stream: no change reached the stream")
+      return 1
+    }
     func ms(_ values: [Double], _ q: Double) -> String {
       let sorted = values.sorted()
       let v = sorted[min(sorted.count - 1, Int((Double(sorted.count) * q).rounded(.down)))]
@@ -74,15 +78,18 @@ enum StreamBenchmark {
   /// the stream; the seconds from each commit's start to its yield, and of
   /// each commit call.
   static func measure(_ store: any Store, commits: Int) async throws -> (total: [Double], commit: [Double]) {
+    // A source of its own, so that a store used before (a PostgreSQL
+    // database given twice) starts a new crawl.
+    let source = "bench-" + UUID().uuidString
     let crawl = try await store.openCrawl(
-      source: "bench",
+      source: source,
       seeds: (0..<commits).map {
         FrontierSeed(url: "https://bench.test/\($0)", fingerprint: UInt64($0 + 1) &* 0x9E37_79B9_7F4A_7C15, depth: 0)
       }, now: Date())
     let items = try await store.claim(
       crawl: crawl.id, limit: commits, owner: "bench", leaseUntil: Date() + 3600, now: Date())
     let arrivals = AsyncStream<(Int64, ContinuousClock.Instant)>.makeStream()
-    let stream = store.changes(source: "bench", after: .latest)
+    let stream = store.changes(source: source, after: .latest)
     let reader = Task {
       for try await change in stream { arrivals.continuation.yield((change.id, ContinuousClock.now)) }
     }
@@ -93,7 +100,7 @@ enum StreamBenchmark {
     func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
     for (n, item) in items.enumerated() {
       let record = RecordInput(
-        source: "bench", key: "k\(n)", url: item.url, fieldsJSON: #"{"n":\#(n)}"#, contentHash: UInt64(n))
+        source: source, key: "k\(n)", url: item.url, fieldsJSON: #"{"n":\#(n)}"#, contentHash: UInt64(n))
       let started = ContinuousClock.now
       let written = try await store.commit([
         PageCommit(item: item, outcome: .done, page: nil, records: [record], discovered: [], now: Date())
