@@ -122,6 +122,7 @@ let package = Package(
       name: "ForageBench",
       dependencies: [
         "Forage", "ForageHTML", "ForageHTTP", "ForageScheduler", "ForageURL", "ForageTestSupport", "ForageSupport",
+        "ForageStore", .target(name: "ForagePostgres", condition: .when(traits: ["Postgres"])),
       ]),
 
     .testTarget(name: "ForageHTMLTests", dependencies: ["ForageHTML", "ForageSupport"]),

@@ -18,6 +18,7 @@ struct BenchMain {
       fetch ...                                        HTTP fetching speed (see --help)
       simulate [--days N] [--tasks N]                  scheduler simulation speed
       site DIR [--products N] [--seed S]               write the demo shop as static files (for nginx)
+      stream [--commits N] [--store PATH|postgres://URL] commit-to-change-stream latency
     """
 
   static func main() {
@@ -34,6 +35,7 @@ struct BenchMain {
       case "fetch": status = try FetchBenchmark.run(args)
       case "simulate": status = try SimulationBenchmark.run(args)
       case "site": status = try writeSite(args)
+      case "stream": status = try StreamBenchmark.run(args)
       case "--help", "-h", "help":
         print(usage)
         status = 0

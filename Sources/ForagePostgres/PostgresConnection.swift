@@ -163,11 +163,15 @@ final class PostgresConnection {
   ///
   /// - Throws: `StoreError` of kind `.connection` (server not reachable) or
   ///   `.open` (refused: user, password, database), naming `PQconnectdbParams`.
-  init(url: PostgresURL, connectTimeout: Int = 10) throws {
+  init(url: PostgresURL, connectTimeout: Int = 10, applicationName: String = "forage") throws {
     self.url = url
+    self.applicationName = applicationName
     handle = nil
     try connect(connectTimeout: connectTimeout)
   }
+
+  /// How the server lists the connection (`pg_stat_activity.application_name`).
+  let applicationName: String
 
   deinit { if let handle { PQfinish(handle) } }
 
@@ -178,7 +182,7 @@ final class PostgresConnection {
     beginPending = false
     // The URL's own parameters come after (and so override) these defaults.
     let keys = ["connect_timeout", "application_name", "dbname"]
-    let values = [String(connectTimeout), "forage", url.text]
+    let values = [String(connectTimeout), applicationName, url.text]
     let conn = withCStrings(keys) { k in
       withCStrings(values) { v in PQconnectdbParams(k, v, 1) }
     }

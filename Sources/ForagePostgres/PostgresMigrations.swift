@@ -310,7 +310,7 @@ enum PostgresMigrations {
     // episodes during which a source's changes are held and what they hold,
     // and outbox rows that tell of a source event instead of a change (see
     // SQLiteHealthSchema for the columns).
-    ("v-extraction-health", """
+    ("pg6-extraction-health", """
       ALTER TABLE pages ADD COLUMN lost_crawl BIGINT;
       ALTER TABLE crawls ADD COLUMN healthy BOOLEAN;
       CREATE TABLE crawl_fields (
@@ -357,10 +357,42 @@ enum PostgresMigrations {
       ALTER TABLE outbox ADD COLUMN event TEXT;
       ALTER TABLE outbox ADD CONSTRAINT outbox_tells_of CHECK (change IS NOT NULL OR episode IS NOT NULL AND event IS NOT NULL);
       """),
+    // For change streams (ChangeStream): the highest change id pruning
+    // dropped, per source (a stream resuming below it says so); a NOTIFY on
+    // forage_changes at the commit of any transaction that wrote changes, so
+    // that the streams of other processes wake (statement-level: once per
+    // INSERT, and PostgreSQL folds a transaction's identical notifications
+    // into one; no round trip of its own); and a transaction lock taken
+    // before a statement's change ids are drawn, held to its commit, so that
+    // change ids become visible in increasing order: without it a stream
+    // that read id 11 of one worker's commit would never see id 10 of
+    // another's committed a moment later.
+    ("pg7-change-stream", """
+      CREATE TABLE history_pruned (source TEXT PRIMARY KEY, through BIGINT NOT NULL);
+      CREATE FUNCTION forage_order_changes() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_advisory_xact_lock(\(changeOrderLockKey));
+        RETURN NULL;
+      END
+      $$;
+      CREATE TRIGGER changes_order BEFORE INSERT ON changes
+        FOR EACH STATEMENT EXECUTE FUNCTION forage_order_changes();
+      CREATE FUNCTION forage_notify_changes() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('forage_changes', '');
+        RETURN NULL;
+      END
+      $$;
+      CREATE TRIGGER changes_notify AFTER INSERT ON changes
+        FOR EACH STATEMENT EXECUTE FUNCTION forage_notify_changes();
+      """),
   ]
 
   /// An arbitrary constant naming Forage's migration lock among advisory locks.
   static let lockKey: Int64 = 0x466F_7261_6765_4D31  // "ForageM1"
+
+  /// The advisory lock that orders change ids by commit (see pg6-change-stream).
+  static let changeOrderLockKey: Int64 = 0x466F_7261_6765_4331  // "ForageC1"
 
   /// Applies every migration not yet recorded, each in its own transaction,
   /// under an advisory lock; returns the names applied.

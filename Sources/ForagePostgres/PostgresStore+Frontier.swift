@@ -144,7 +144,7 @@ extension PostgresStore {
   public func completeCrawl(
     _ crawl: Int64, maxPages: Int?, router: (any ChangeRouter)?, health: HealthPolicy?, now: Date
   ) async throws -> CrawlCompletion? {
-    try await run { db in
+    let completion = try await run { db -> CrawlCompletion? in
       let row = try db.query(
         "SELECT source, completed_at, frontier_size FROM crawls WHERE id = $1 FOR UPDATE", [.int(crawl)])
       guard row.count > 0 else { throw StoreError.notFound("crawl with id \(crawl)") }
@@ -170,6 +170,8 @@ extension PostgresStore {
           db, source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl, now: now)
       }
     }
+    if let newest = completion?.removed.last?.id { changeBell.ring(latest: newest) }
+    return completion
   }
 
   /// How many entries of `crawl` are in each state.

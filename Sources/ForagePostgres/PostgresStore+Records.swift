@@ -53,6 +53,7 @@ extension PostgresStore {
       return result
     }
     for page in pages { self.owners[page.item.id] = nil }
+    if let newest = result.changes.last?.id { changeBell.ring(latest: newest) }
     return result
   }
 
@@ -575,12 +576,12 @@ extension PostgresStore {
       for (source, rule) in retention.sorted(by: { $0.key < $1.key }) {
         if let maxAge = rule.maxAge {
           let cutoff = Self.milliseconds(now) - maxAge.milliseconds
-          dropped += try db.query(
-            "DELETE FROM changes WHERE source = $1 AND at < $2 \(keepPending)", [.text(source), .int(cutoff)]
-          ).affected
+          dropped += try Self.pruned(
+            db, "DELETE FROM changes WHERE source = $1 AND at < $2 \(keepPending)", [.text(source), .int(cutoff)])
         }
         if let keep = rule.keep {
-          dropped += try db.query(
+          dropped += try Self.pruned(
+            db,
             """
             DELETE FROM changes WHERE id IN (
               SELECT id FROM (
@@ -588,12 +589,26 @@ extension PostgresStore {
                 FROM changes WHERE source = $1) ranked
               WHERE newer > $2)
             \(keepPending)
-            """, [.text(source), .int(keep)]
-          ).affected
+            """, [.text(source), .int(keep)])
         }
       }
       return dropped
     }
+  }
+
+  /// Runs `delete` (a DELETE of the changes of source `$1`) and, in the same
+  /// statement, raises the source's pruned mark (`history_pruned`) to the
+  /// highest id it dropped; returns how many it dropped.
+  private static func pruned(_ db: PostgresConnection, _ delete: String, _ params: [PostgresValue]) throws -> Int {
+    let result = try db.query(
+      """
+      WITH gone AS (\(delete) RETURNING id),
+      mark AS (
+        INSERT INTO history_pruned (source, through) SELECT $1::text, max(id) FROM gone HAVING count(*) > 0
+        ON CONFLICT (source) DO UPDATE SET through = greatest(history_pruned.through, excluded.through))
+      SELECT count(*) FROM gone
+      """, params)
+    return result.int(0, 0)
   }
 }
 #endif

@@ -41,6 +41,10 @@ public actor PostgresStore: Store {
   public private(set) var reconnections = 0
   /// Per-host politeness and the robots.txt election, on a second connection.
   let politeness: PostgresPoliteness
+  /// Rung after each commit of this store that wrote changes: wakes its change streams.
+  nonisolated let changeBell = ChangeBell()
+  /// Where the store is, for the change streams' own connections.
+  nonisolated let url: PostgresURL
   /// The actor's own thread: libpq's calls block until the server answers,
   /// and on Swift's cooperative threads (one per core) every wait held up
   /// the job's fetching and parsing.
@@ -82,6 +86,7 @@ public actor PostgresStore: Store {
     try PostgresMigrations.migrate(db, now: Self.milliseconds(Date()))
     self.db = db
     self.location = parsed.redacted
+    self.url = parsed
     self.reconnectTimeout = reconnectTimeout
     self.politeness = PostgresPoliteness(url: parsed, reconnectTimeout: reconnectTimeout)
   }

@@ -6,6 +6,13 @@ public enum StoreDefaults {
   /// - SeeAlso: <https://www.sqlite.org/c3ref/busy_timeout.html>
   public static let busyTimeout: Duration = .seconds(5)
 
+  /// How many changes a `ChangeStream` reads at a time while it replays.
+  public static let changeStreamPage = 256
+
+  /// How often a SQLite `ChangeStream` asks `PRAGMA data_version` whether
+  /// another process committed (its own process's commits wake it at once).
+  public static let changeStreamPoll: Duration = .milliseconds(250)
+
   /// Page cache per connection, in KiB (SQLite's default is 2 MiB): large
   /// frontiers and their indexes stay in memory during a crawl.
   ///

@@ -414,7 +414,12 @@ extension Migrator {
     migrator.register(Migration("v11-pages-record-count", sql: """
       ALTER TABLE pages ADD COLUMN record_count INTEGER NOT NULL DEFAULT 0;
       """))
-    migrator.register(Migration("v-extraction-health", sql: SQLiteHealthSchema.migration))
+    migrator.register(Migration("v12-extraction-health", sql: SQLiteHealthSchema.migration))
+    // The highest change id pruning dropped, per source: a change stream
+    // resuming at a cursor below it would skip changes, and says so instead.
+    migrator.register(Migration("v13-history-pruned-marks", sql: """
+      CREATE TABLE history_pruned (source TEXT PRIMARY KEY, through INTEGER NOT NULL) WITHOUT ROWID;
+      """))
     return migrator
   }
 }

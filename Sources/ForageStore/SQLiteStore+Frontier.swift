@@ -190,6 +190,7 @@ extension SQLiteStore {
       }
     }
     if completion != nil { known.forget(crawl: crawl) }
+    if let newest = completion?.removed.last?.id { changeBell.ring(latest: newest) }
     return completion
   }
 

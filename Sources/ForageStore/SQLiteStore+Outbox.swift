@@ -64,11 +64,10 @@ extension SQLiteStore {
       for (source, rule) in retention.sorted(by: { $0.key < $1.key }) {
         if let maxAge = rule.maxAge {
           let cutoff = Self.milliseconds(now) - maxAge.milliseconds
-          let delete = try db.statement("DELETE FROM changes WHERE source = ? AND at < ? \(keepPending)")
+          let delete = try db.statement("DELETE FROM changes WHERE source = ? AND at < ? \(keepPending) RETURNING id")
           try delete.bind(source, at: 1)
           try delete.bind(cutoff, at: 2)
-          try delete.execute()
-          dropped += db.changes
+          dropped += try markPruned(delete, source: source)
         }
         if let keep = rule.keep {
           let delete = try db.statement(
@@ -79,15 +78,38 @@ extension SQLiteStore {
                 FROM changes WHERE source = ?1)
               WHERE newer > ?2)
             \(keepPending)
+            RETURNING id
             """)
           try delete.bind(source, at: 1)
           try delete.bind(keep, at: 2)
-          try delete.execute()
-          dropped += db.changes
+          dropped += try markPruned(delete, source: source)
         }
       }
       return dropped
     }
+  }
+
+  /// Runs a bound `DELETE … RETURNING id` of `source`'s changes, raises the
+  /// source's pruned mark (`history_pruned`) to the highest id it dropped,
+  /// and returns how many it dropped.
+  private func markPruned(_ delete: SQLiteStatement, source: String) throws -> Int {
+    defer { delete.reset() }
+    var count = 0
+    var highest: Int64 = 0
+    while try delete.step() {
+      count += 1
+      highest = max(highest, delete.int64(0))
+    }
+    guard count > 0 else { return 0 }
+    let mark = try db.statement(
+      """
+      INSERT INTO history_pruned (source, through) VALUES (?, ?)
+      ON CONFLICT (source) DO UPDATE SET through = max(through, excluded.through)
+      """)
+    try mark.bind(source, at: 1)
+    try mark.bind(highest, at: 2)
+    try mark.execute()
+    return count
   }
 
   // MARK: The outbox

@@ -63,6 +63,7 @@ extension SQLiteStore {
     }
     // Committed: these fingerprints are on their frontiers for good.
     for (crawl, fingerprints) in seen { known.insert(fingerprints, crawl: crawl) }
+    if let newest = result.changes.last?.id { changeBell.ring(latest: newest) }
     return result
   }
 

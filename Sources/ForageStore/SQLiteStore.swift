@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import ForageSupport
 
 /// The embedded store: one SQLite file in WAL mode, owned by an actor.
 ///
@@ -32,6 +33,10 @@ public actor SQLiteStore: Store {
   /// True for a store opened by ``init(readingAt:busyTimeout:)``: every
   /// write fails.
   public nonisolated let isReadOnly: Bool
+  /// Rung after each commit that wrote changes: wakes this store's change streams.
+  nonisolated let changeBell = ChangeBell()
+  /// The change streams' open reading connections, counted (tests check none is left).
+  nonisolated let changeFeedCount = Locked(0)
 
   /// Opens the store at `path`, creating the file if needed (its folder
   /// must exist). `":memory:"` opens a private in-memory store.

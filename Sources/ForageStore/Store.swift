@@ -6,7 +6,7 @@ import Foundation
 /// default (`SQLiteStore`) and a shared PostgreSQL store can serve the same
 /// engine. It is made of small pieces, one per concern (Store+Pieces.swift):
 /// ``FrontierStore``, ``RecordStore``, ``OutboxStore``, ``RunStore``,
-/// ``PolitenessStore``, ``LeaseStore``, ``DownloadStore`` and ``HealthStore``. Every method is atomic; `commit(_:)` writes each page's records,
+/// ``PolitenessStore``, ``LeaseStore``, ``DownloadStore`` ``HealthStore`` and ``ChangeFeedStore``. Every method is atomic; `commit(_:)` writes each page's records,
 /// frontier state change and discovered links in one transaction, which is
 /// what makes a killed job resume without losing or repeating work.
 ///
@@ -15,7 +15,7 @@ import Foundation
 ///     let batch = try await store.claim(crawl: crawl.id, limit: 16, owner: "run-1",
 ///                                       leaseUntil: .now + 60, now: .now)
 public protocol Store: FrontierStore, RecordStore, OutboxStore, RunStore, PolitenessStore, LeaseStore,
-  DownloadStore, HealthStore
+  DownloadStore, HealthStore, ChangeFeedStore
 {
   /// Writes everything out and closes the store; later calls throw. For
   /// SQLite the WAL is checkpointed into the database file and removed, so
