@@ -306,6 +306,16 @@ enum PostgresMigrations {
       CREATE INDEX frontier_queued ON frontier (crawl, depth, id) WHERE state = 'queued';
       CREATE INDEX frontier_claimed_by_lease ON frontier (crawl, lease_until) WHERE state = 'claimed';
       """),
+    ("v12-changes-changed-fields", """
+      ALTER TABLE changes ADD COLUMN changed_fields TEXT;
+      """),
+    ("v13-sink-cursors", """
+      CREATE TABLE sink_cursors (
+        name TEXT PRIMARY KEY,
+        change BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+      );
+      """),
   ]
 
   /// An arbitrary constant naming Forage's migration lock among advisory locks.

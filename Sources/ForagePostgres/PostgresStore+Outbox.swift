@@ -7,7 +7,7 @@ extension PostgresStore {
 
   static let notificationColumns =
     "o.id, o.message_id, o.channel, o.state, o.attempts, o.created_at, o.next_at, o.last_error, "
-    + "c.id, c.source, c.key, c.kind, c.url, c.before, c.after, c.at, c.run"
+    + "c.id, c.source, c.key, c.kind, c.url, c.before, c.after, c.at, c.run, c.changed_fields"
 
   static func notification(_ r: PostgresResult, _ row: Int) -> OutboxNotification {
     OutboxNotification(

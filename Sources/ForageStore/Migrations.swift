@@ -413,6 +413,20 @@ extension Migrator {
     migrator.register(Migration("v11-pages-record-count", sql: """
       ALTER TABLE pages ADD COLUMN record_count INTEGER NOT NULL DEFAULT 0;
       """))
+    // The names of the fields a change touched, found once at commit (a JSON
+    // array of strings); NULL for changes stored before, found when read.
+    migrator.register(Migration("v12-changes-changed-fields", sql: """
+      ALTER TABLE changes ADD COLUMN changed_fields TEXT;
+      """))
+    // How far each of an app's record sinks (`Engine.deliver(to:as:)`) has
+    // applied the changes: the id of the last change its `apply` returned for.
+    migrator.register(Migration("v13-sink-cursors", sql: """
+      CREATE TABLE sink_cursors (
+        name TEXT PRIMARY KEY NOT NULL,
+        change INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+      """))
     return migrator
   }
 }
