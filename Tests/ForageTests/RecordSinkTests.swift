@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Forage
 import ForageStore
+import ForageTestSupport
 
 /// `Engine.deliver(to:as:)`: every change once in order, in batches, the
 /// sink's cursor kept in the store and moved only after `apply` returned.
@@ -99,5 +100,32 @@ import ForageStore
     #expect(sink.batches == [outlet.map(\.id)])
     #expect(try await store.sinkCursor("memory") == outlet[0].id)
     #expect(outlet[0].id > ids[1])
+  }
+
+  /// A sink registered with the engine is fed by a task's launch after its
+  /// crawl: the launch's new record arrives without the app asking.
+  @Test func test_aRegisteredSink_isDeliveredToByATaskLaunch() async throws {
+    let server = try TestServer(routes: [
+      "/item/1": Route { _ in .html("<h1>Kettle</h1>") },
+      "/robots.txt": Route { _ in .text("User-agent: *\nAllow: /\n") },
+    ])
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let store = try SQLiteStore(path: dir.file("s.sqlite"))
+    let engine = Engine(
+      config: ForageConfig(
+        tasks: [TaskDefinition(id: "t.refresh", sources: ["prices"])],
+        sources: [Source(name: "prices", url: server.url("/item/1"), extract: ["title": "h1"])]),
+      store: store)
+    let sink = MemorySink()
+    let name = "launch-\(UUID().uuidString)"
+    Engine.registerSink(sink, as: name)
+    defer { Engine.unregisterSink(named: name) }
+    let summary = try await engine.run(task: "t.refresh", budget: .seconds(30))
+    #expect(summary.recordsNew == 1)
+    let changes = try await store.changes(source: "prices", afterID: 0, limit: 10)
+    #expect(changes.count == 1)
+    #expect(sink.batches == [changes.map(\.id)])
+    #expect(try await store.sinkCursor(name) == changes[0].id)
   }
 }
