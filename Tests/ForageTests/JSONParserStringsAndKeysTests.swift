@@ -34,4 +34,13 @@ import Testing
       }
     }
   }
+
+  @Test func test_wholeNumbers_readDirectly_equalThoseReadAsText() throws {
+    let texts = ["0", "-0", "7", "-42", "123456789012345", "-999999999999999", "1234567890123456", "12.5", "1e3", "-0.25"]
+    for text in texts {
+      #expect(try JSONValue.parse(text) == .number(Double(text)!), "\(text)")
+    }
+    #expect(try JSONValue.parse("-0") == .number(-0.0))
+    #expect(throws: JSONSyntaxError.self) { try JSONValue.parse("012") }
+  }
 }

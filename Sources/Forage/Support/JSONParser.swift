@@ -160,6 +160,12 @@ struct JSONParser {
       if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
       if digits(&i, bytes) == 0 { throw error("invalid number: digits expected in exponent") }
     }
+    // A whole number of up to 15 digits is exact as a Double: read directly.
+    if intDigits <= 15, i - start == intDigits + (bytes[start] == UInt8(ascii: "-") ? 1 : 0) {
+      var n: Int64 = 0
+      for b in bytes[(i - intDigits)..<i] { n = n * 10 + Int64(b - 0x30) }
+      return bytes[start] == UInt8(ascii: "-") ? -Double(n) : Double(n)
+    }
     guard let d = Double(String(decoding: bytes[start..<i], as: UTF8.self)) else { throw error("invalid number") }
     // Past Double's range (1e400) the value would be infinity, which JSON
     // cannot write back (RFC 8259 §6 lets a parser limit the range).
