@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import ForageStore
 
@@ -41,5 +42,25 @@ import Testing
       id: 1, source: "s", key: "k", kind: .changed, beforeJSON: #"{"p":1,"q":2}"#, afterJSON: #"{"p":1,"q":3}"#,
       at: t0, run: nil)
     #expect(change.changedFields == ["q"])
+  }
+}
+
+/// Changes stored before the store kept their changed fields (the column
+/// NULL, as the migration leaves every older row) find them when read.
+@Suite struct SQLiteChangedFieldsOfOlderRowsTests {
+  @Test func test_aRowWithoutStoredNames_findsThemWhenRead() async throws {
+    let temp = TempStorePath()
+    let store = try SQLiteStore(path: temp.path)
+    try await crawl(store, [PagePlan(n: 1, records: [rec("a", 1)])], at: t0)
+    try await crawl(store, [PagePlan(n: 1, records: [rec("a", 2)])], at: t0 + 60)
+    let raw = try SQLiteConnection(path: temp.path)
+    try raw.exec("UPDATE changes SET changed_fields = NULL")
+    let changes = try await store.changes(source: "s", afterID: 0, limit: 10)
+    #expect(changes.map(\.kind) == [.new, .changed])
+    #expect(changes.map(\.changedFields) == [["price"], ["price"]])
+    // And what a commit writes now is stored: the column is filled.
+    try await crawl(store, [PagePlan(n: 1, records: [rec("a", 3)])], at: t0 + 120)
+    let stored = try raw.statement("SELECT changed_fields FROM changes ORDER BY id")
+    #expect(try stored.rows { $0.optionalString(0) } == [nil, nil, #"["price"]"#])
   }
 }
