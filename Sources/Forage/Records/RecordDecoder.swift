@@ -27,7 +27,8 @@ public struct RecordDecoder: Sendable {
   /// Decodes `type` from a record's fields as JSON text.
   ///
   /// - Throws: `DecodingError.dataCorrupted` when the text is not JSON;
-  ///   otherwise what ``decode(_:from:)-(_,JSONValue)`` throws.
+  ///   otherwise what decoding the parsed value throws (a `DecodingError`
+  ///   naming the field).
   public func decode<T: Decodable>(_ type: T.Type, from fieldsJSON: String) throws -> T {
     let value: JSONValue
     do {
