@@ -118,6 +118,13 @@ let package = Package(
         "Forage", "ForageHTML", "ForageHTTP", "ForageScheduler", "ForageStore", "ForageURL", "ForageTestSupport",
         "ForageSupport", .target(name: "ForagePostgres", condition: .when(traits: ["Postgres"])),
       ]),
+    // A test program: record-sink delivery killed between apply and cursor
+    // (Tests/ForageCLITests/SinkDeliveryKillTests.swift runs it).
+    .executableTarget(
+      name: "ForageSinkProbe",
+      dependencies: [
+        "Forage", "ForageStore", .target(name: "ForagePostgres", condition: .when(traits: ["Postgres"])),
+      ]),
     .executableTarget(
       name: "ForageBench",
       dependencies: [

@@ -67,3 +67,12 @@ public enum EngineDefaults {
   /// The daemon prunes the change history this often.
   public static let maintenanceInterval: Duration = .seconds(6 * 3600)
 }
+
+/// Defaults of reading records into an app (``Engine/records(_:source:undecodable:)``,
+/// ``Engine/deliver(to:as:batchSize:)``).
+public enum RecordDefaults {
+  /// Records read from the store per query while decoding a source.
+  public static let readPage = 1000
+  /// Changes handed to a ``RecordSink`` per `apply` call.
+  public static let deliveryBatch = 500
+}

@@ -17,6 +17,7 @@ struct BenchMain {
                                                        HTML parsing speed on every .html file of DIR
       fetch ...                                        HTTP fetching speed (see --help)
       simulate [--days N] [--tasks N]                  scheduler simulation speed
+      decode [--records N] [--repeat K]                decoding stored records, beside JSONDecoder
       site DIR [--products N] [--seed S]               write the demo shop as static files (for nginx)
       stream [--commits N] [--store PATH|postgres://URL] commit-to-change-stream latency
     """
@@ -34,6 +35,7 @@ struct BenchMain {
       case "parse": status = try ParseBenchmark.run(args)
       case "fetch": status = try FetchBenchmark.run(args)
       case "simulate": status = try SimulationBenchmark.run(args)
+      case "decode": status = try DecodeBenchmark.run(args)
       case "site": status = try writeSite(args)
       case "stream": status = try StreamBenchmark.run(args)
       case "--help", "-h", "help":

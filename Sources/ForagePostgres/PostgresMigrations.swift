@@ -386,6 +386,16 @@ enum PostgresMigrations {
       CREATE TRIGGER changes_notify AFTER INSERT ON changes
         FOR EACH STATEMENT EXECUTE FUNCTION forage_notify_changes();
       """),
+    ("pg8-changes-changed-fields", """
+      ALTER TABLE changes ADD COLUMN changed_fields TEXT;
+      """),
+    ("pg9-sink-cursors", """
+      CREATE TABLE sink_cursors (
+        name TEXT PRIMARY KEY,
+        change BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+      );
+      """),
   ]
 
   /// An arbitrary constant naming Forage's migration lock among advisory locks.

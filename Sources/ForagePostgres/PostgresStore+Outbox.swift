@@ -7,7 +7,7 @@ extension PostgresStore {
 
   static let notificationColumns =
     "o.id, o.message_id, o.channel, o.state, o.attempts, o.created_at, o.next_at, o.last_error, "
-    + "c.id, c.source, c.key, c.kind, c.url, c.before, c.after, c.at, c.run, o.event, " + episodeColumns
+    + "c.id, c.source, c.key, c.kind, c.url, c.before, c.after, c.at, c.run, c.changed_fields, o.event, " + episodeColumns
 
   /// The change or the episode an outbox row `o` tells of, joined.
   static let notificationJoins =
@@ -16,8 +16,8 @@ extension PostgresStore {
   static func notification(_ r: PostgresResult, _ row: Int) -> OutboxNotification {
     var event: SourceEvent?
     let change: RecordChange
-    if let kind = r.optionalString(row, 17).flatMap(SourceEvent.Kind.init(rawValue:)) {
-      let episode = episode(r, row, offset: 18)
+    if let kind = r.optionalString(row, 18).flatMap(SourceEvent.Kind.init(rawValue:)) {
+      let episode = episode(r, row, offset: 19)
       event = SourceEvent(kind: kind, episode: episode)
       change = RecordChange(
         id: 0, source: episode.source, key: kind.rawValue, kind: .changed, url: episode.examples.first ?? "",

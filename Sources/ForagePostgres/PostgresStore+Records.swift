@@ -190,10 +190,11 @@ extension PostgresStore {
     func column(_ value: (RecordChange) -> String) -> PostgresValue { .text(arrayLiteral(changes.map(value))) }
     let written = try db.query(
       """
-      INSERT INTO changes (source, key, kind, url, before, after, at, run)
-      SELECT u.source, u.key, u.kind, u.url, u.before, u.after, u.at, u.run
-      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[])
-        WITH ORDINALITY AS u (source, key, kind, url, before, after, at, run, n)
+      INSERT INTO changes (source, key, kind, url, before, after, at, run, changed_fields)
+      SELECT u.source, u.key, u.kind, u.url, u.before, u.after, u.at, u.run, u.changed_fields
+      FROM unnest(
+        $1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::text[])
+        WITH ORDINALITY AS u (source, key, kind, url, before, after, at, run, changed_fields, n)
       ORDER BY u.n
       RETURNING id
       """,
@@ -201,6 +202,7 @@ extension PostgresStore {
         column { quoted($0.source) }, column { quoted($0.key) }, column { $0.kind.rawValue }, column { quoted($0.url) },
         column { $0.beforeJSON.map(quoted) ?? "NULL" }, column { $0.afterJSON.map(quoted) ?? "NULL" },
         column { String(milliseconds($0.at)) }, column { $0.run.map { String($0) } ?? "NULL" },
+        column { quoted(ChangedFields.encode($0.changedFields)) },
       ])
     // Ids come from the sequence in insertion order, which is `n`'s.
     let ids = (0..<written.count).map { written.int64($0, 0) }.sorted()
@@ -521,14 +523,15 @@ extension PostgresStore {
     }
   }
 
-  static let changeColumns = "id, source, key, kind, url, before, after, at, run"
+  static let changeColumns = "id, source, key, kind, url, before, after, at, run, changed_fields"
 
   static func change(_ r: PostgresResult, _ row: Int, offset: Int = 0) -> RecordChange {
     RecordChange(
       id: r.int64(row, offset), source: r.string(row, offset + 1), key: r.string(row, offset + 2),
       kind: ChangeKind(rawValue: r.string(row, offset + 3)) ?? .changed, url: r.string(row, offset + 4),
       beforeJSON: r.optionalString(row, offset + 5), afterJSON: r.optionalString(row, offset + 6),
-      at: r.date(row, offset + 7), run: r.optionalInt64(row, offset + 8))
+      at: r.date(row, offset + 7), run: r.optionalInt64(row, offset + 8),
+      changedFields: r.optionalString(row, offset + 9).flatMap(ChangedFields.decode))
   }
 
   /// Up to `limit` changes with an id above `afterID`, oldest first, of

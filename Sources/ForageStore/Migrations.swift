@@ -420,6 +420,20 @@ extension Migrator {
     migrator.register(Migration("v13-history-pruned-marks", sql: """
       CREATE TABLE history_pruned (source TEXT PRIMARY KEY, through INTEGER NOT NULL) WITHOUT ROWID;
       """))
+    // The names of the fields a change touched, found once at commit (a JSON
+    // array of strings); NULL for changes stored before, found when read.
+    migrator.register(Migration("v14-changes-changed-fields", sql: """
+      ALTER TABLE changes ADD COLUMN changed_fields TEXT;
+      """))
+    // How far each of an app's record sinks (`Engine.deliver(to:as:)`) has
+    // applied the changes: the id of the last change its `apply` returned for.
+    migrator.register(Migration("v15-sink-cursors", sql: """
+      CREATE TABLE sink_cursors (
+        name TEXT PRIMARY KEY NOT NULL,
+        change INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+      """))
     return migrator
   }
 }

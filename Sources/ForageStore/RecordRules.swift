@@ -139,6 +139,10 @@ package enum RecordRules {
   /// - stored and removed: **restored**, its fields updated and the removal
   ///   cleared, whatever its hash.
   ///
+  /// Each change carries the names of the fields it touched
+  /// (`ChangedFields`), found here once so that no reader parses the stored
+  /// fields again to learn them.
+  ///
   /// Each page is planned after the ones before it, so a record given twice
   /// is compared the second time with what the first left.
   ///
@@ -161,7 +165,8 @@ package enum RecordRules {
           RecordPlan.PlannedChange(
             change: RecordChange(
               id: 0, source: record.source, key: record.key, kind: kind, url: record.url, beforeJSON: before,
-              afterJSON: record.fieldsJSON, at: page.now, run: page.run),
+              afterJSON: record.fieldsJSON, at: page.now, run: page.run,
+              changedFields: ChangedFields.between(before, record.fieldsJSON)),
             router: page.router)
         }
         guard var state = current[key] ?? stored[key].map({
@@ -304,7 +309,7 @@ package enum RecordRules {
     candidates.filter { removes($0, crawl: crawl, capped: capped) }.map { record in
       let change = RecordChange(
         id: 0, source: source, key: record.key, kind: .removed, url: record.url, beforeJSON: record.fields,
-        afterJSON: nil, at: now, run: nil)
+        afterJSON: nil, at: now, run: nil, changedFields: ChangedFields.between(record.fields, nil))
       return (
         record.id,
         RecordPlan.PlannedChange(

@@ -4,7 +4,7 @@ import ForageSupport
 extension SQLiteStore {
   // MARK: Changes
 
-  static let changeColumns = "id, source, key, kind, url, before, after, at, run"
+  static let changeColumns = "id, source, key, kind, url, before, after, at, run, changed_fields"
 
   /// A change from a row of `changeColumns` starting at column `offset`.
   static func change(from row: SQLiteStatement, offset: Int32 = 0) -> RecordChange {
@@ -12,7 +12,8 @@ extension SQLiteStore {
       id: row.int64(offset), source: row.string(offset + 1), key: row.string(offset + 2),
       kind: ChangeKind(rawValue: row.string(offset + 3)) ?? .changed, url: row.string(offset + 4),
       beforeJSON: row.optionalString(offset + 5), afterJSON: row.optionalString(offset + 6),
-      at: date(row.int64(offset + 7)), run: row.optionalInt64(offset + 8))
+      at: date(row.int64(offset + 7)), run: row.optionalInt64(offset + 8),
+      changedFields: row.optionalString(offset + 9).flatMap(ChangedFields.decode))
   }
 
   /// Changes matching `query`, newest first.
@@ -145,7 +146,7 @@ extension SQLiteStore {
 
   static let notificationColumns =
     "o.id, o.message_id, o.channel, o.state, o.attempts, o.created_at, o.next_at, o.last_error, "
-    + "c.id, c.source, c.key, c.kind, c.url, c.before, c.after, c.at, c.run, o.event, " + episodeColumns
+    + "c.id, c.source, c.key, c.kind, c.url, c.before, c.after, c.at, c.run, c.changed_fields, o.event, " + episodeColumns
 
   /// The outbox joined to the change or the episode each row tells of.
   static let notificationTables =
@@ -154,8 +155,8 @@ extension SQLiteStore {
   static func notification(from row: SQLiteStatement) -> OutboxNotification {
     var event: SourceEvent?
     var change: RecordChange
-    if let kind = row.optionalString(17).flatMap(SourceEvent.Kind.init(rawValue:)) {
-      let episode = Self.episode(from: row, offset: 18)
+    if let kind = row.optionalString(18).flatMap(SourceEvent.Kind.init(rawValue:)) {
+      let episode = Self.episode(from: row, offset: 19)
       event = SourceEvent(kind: kind, episode: episode)
       change = RecordChange(
         id: 0, source: episode.source, key: kind.rawValue, kind: .changed, url: episode.examples.first ?? "",

@@ -404,7 +404,10 @@ extension SQLiteStore {
   func writeChange(_ change: RecordChange) throws -> RecordChange {
     let at = Self.milliseconds(change.at)
     let insert = try db.statement(
-      "INSERT INTO changes (source, key, kind, url, before, after, at, run) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+      """
+      INSERT INTO changes (source, key, kind, url, before, after, at, run, changed_fields)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      """)
     try insert.bind(change.source, at: 1)
     try insert.bind(change.key, at: 2)
     try insert.bind(change.kind.rawValue, at: 3)
@@ -413,6 +416,7 @@ extension SQLiteStore {
     try insert.bind(change.afterJSON, at: 6)
     try insert.bind(at, at: 7)
     try insert.bind(change.run, at: 8)
+    try insert.bind(ChangedFields.encode(change.changedFields), at: 9)
     try insert.execute()
     var written = change
     written.id = db.lastInsertRowID

@@ -246,3 +246,17 @@ public protocol HealthStore: AnyObject, Sendable {
   /// when the source has no open episode.
   func acceptHeldChanges(source: String, router: (any ChangeRouter)?, now: Date) async throws -> HealthAcceptance?
 }
+
+/// How far each of an app's record sinks has applied the changes: one cursor
+/// (the id of the last change applied) per sink name, moved only after the
+/// sink's `apply` returned, so that a process killed in between applies that
+/// batch again.
+public protocol SinkCursorStore: AnyObject, Sendable {
+  /// The id of the last change the sink `name` applied; 0 for a sink that
+  /// applied none (or was never seen).
+  func sinkCursor(_ name: String) async throws -> Int64
+
+  /// Sets the cursor of the sink `name` to `change` (a change's id; 0
+  /// starts it over), creating it when it is new.
+  func setSinkCursor(_ name: String, to change: Int64, now: Date) async throws
+}

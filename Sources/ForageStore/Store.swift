@@ -6,7 +6,7 @@ import Foundation
 /// default (`SQLiteStore`) and a shared PostgreSQL store can serve the same
 /// engine. It is made of small pieces, one per concern (Store+Pieces.swift):
 /// ``FrontierStore``, ``RecordStore``, ``OutboxStore``, ``RunStore``,
-/// ``PolitenessStore``, ``LeaseStore``, ``DownloadStore`` ``HealthStore`` and ``ChangeFeedStore``. Every method is atomic; `commit(_:)` writes each page's records,
+/// ``PolitenessStore``, ``LeaseStore``, ``DownloadStore``, ``HealthStore``, ``ChangeFeedStore`` and ``SinkCursorStore``. Every method is atomic; `commit(_:)` writes each page's records,
 /// frontier state change and discovered links in one transaction, which is
 /// what makes a killed job resume without losing or repeating work.
 ///
@@ -15,7 +15,7 @@ import Foundation
 ///     let batch = try await store.claim(crawl: crawl.id, limit: 16, owner: "run-1",
 ///                                       leaseUntil: .now + 60, now: .now)
 public protocol Store: FrontierStore, RecordStore, OutboxStore, RunStore, PolitenessStore, LeaseStore,
-  DownloadStore, HealthStore, ChangeFeedStore
+  DownloadStore, HealthStore, ChangeFeedStore, SinkCursorStore
 {
   /// Writes everything out and closes the store; later calls throw. For
   /// SQLite the WAL is checkpointed into the database file and removed, so
@@ -431,12 +431,18 @@ public struct RecordChange: Sendable, Hashable {
   public var at: Date
   /// The task run that saw it; nil when none was recorded.
   public var run: Int64?
+  /// The fields whose values differ between `beforeJSON` and `afterJSON`,
+  /// sorted (every field for a new or removed record): found once when the
+  /// change is committed and stored with it.
+  public var changedFields: [String]
 
-  /// A change; each parameter has its property's meaning.
+  /// A change; each parameter has its property's meaning. Without
+  /// `changedFields`, they are found from `beforeJSON` and `afterJSON`.
   public init(
     id: Int64, source: String, key: String, kind: ChangeKind, url: String = "", beforeJSON: String?,
-    afterJSON: String?, at: Date, run: Int64?
+    afterJSON: String?, at: Date, run: Int64?, changedFields: [String]? = nil
   ) {
+    self.changedFields = changedFields ?? ChangedFields.between(beforeJSON, afterJSON)
     self.id = id
     self.source = source
     self.key = key

@@ -257,8 +257,9 @@ extension TaskRunner {
   /// A task's launch after its crawl, the same from every front end (a
   /// scheduler's launch, `forage run --task`): a processing task has
   /// minutes, so the maintenance step (pruning the change history) runs
-  /// there, never in a refresh's budget; then queued downloads (feed
-  /// enclosures, `forage download`) get what is left of the budget
+  /// there, never in a refresh's budget; then the registered record sinks
+  /// (`Engine.registerSink`) get the new changes, and queued downloads (feed
+  /// enclosures, `forage download`) what is left of the budget
   /// (`Downloads.launch`). Failures are logged, never thrown.
   static func afterCrawl(
     _ task: TaskDefinition, summary: RunSummary, config: ForageConfig, store: any Store, fetcher: Fetcher,
@@ -270,6 +271,8 @@ extension TaskRunner {
         log.write("\(task.id): pruning the change history failed: \(error)")
       }
     }
+    // The app's record sinks first: local, quick, and what its screens show.
+    await deliverToSinks(store: store, remaining: remaining, log: log)
     await Downloads.launch(
       task, summary: summary, config: config, store: store, fetcher: fetcher, remaining: remaining,
       progress: progress, log: log)

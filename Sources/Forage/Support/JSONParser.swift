@@ -88,7 +88,9 @@ struct JSONParser {
   mutating func object(depth: Int) throws(JSONSyntaxError) -> JSONValue {
     i += 1
     var members: [(key: String, value: JSONValue)] = []
-    var seen = Set<String>()
+    // Duplicates are looked for among the members so far while they are few
+    // (a record's fields: a set cost more than the scan), in a set past that.
+    var seen: Set<String>?
     skipWhitespace()
     if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
     while true {
@@ -96,7 +98,14 @@ struct JSONParser {
       guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw error("expected a member name in double quotes") }
       let keyStart = i
       let key = try string()
-      if !seen.insert(key).inserted {
+      let duplicate: Bool
+      if members.count < 16 {
+        duplicate = members.contains { $0.key == key }
+      } else {
+        if seen == nil { seen = Set(members.map(\.key)) }
+        duplicate = !seen!.insert(key).inserted
+      }
+      if duplicate {
         i = keyStart
         throw error("duplicate key \"\(key)\"")
       }
@@ -151,6 +160,12 @@ struct JSONParser {
       if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
       if digits(&i, bytes) == 0 { throw error("invalid number: digits expected in exponent") }
     }
+    // A whole number of up to 15 digits is exact as a Double: read directly.
+    if intDigits <= 15, i - start == intDigits + (bytes[start] == UInt8(ascii: "-") ? 1 : 0) {
+      var n: Int64 = 0
+      for b in bytes[(i - intDigits)..<i] { n = n * 10 + Int64(b - 0x30) }
+      return bytes[start] == UInt8(ascii: "-") ? -Double(n) : Double(n)
+    }
     guard let d = Double(String(decoding: bytes[start..<i], as: UTF8.self)) else { throw error("invalid number") }
     // Past Double's range (1e400) the value would be infinity, which JSON
     // cannot write back (RFC 8259 §6 lets a parser limit the range).
@@ -164,7 +179,14 @@ struct JSONParser {
 
   mutating func string() throws(JSONSyntaxError) -> String {
     i += 1
-    var out = [UInt8]()
+    // Most strings have no escape: made from their bytes at once.
+    let start = i
+    while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 { i += 1 }
+    if i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
+      i += 1
+      return String(decoding: bytes[start..<i - 1], as: UTF8.self)
+    }
+    var out = Array(bytes[start..<i])
     while true {
       guard i < bytes.count else { throw error("unterminated string") }
       let b = bytes[i]
