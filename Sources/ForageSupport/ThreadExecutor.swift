@@ -33,11 +33,18 @@ package final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
     let queue = self.queue
     // Unowned: a job exists only while its actor, and so this executor, does.
     let executor = UnownedSerialExecutor(ordinary: self)
+    let threadName = Self.threadName(name)
     let thread = Thread {
-      // Named from inside: set before `start()` the name was not applied on
-      // Linux, where a thread's name is at most 15 bytes (a longer one is
-      // refused, and the thread keeps the name of the one that started it).
-      Thread.current.name = String(name.prefix(15))
+      // Named by the thread itself, with pthread, before its first job.
+      // Foundation's `Thread.current.name = …` (Linux) is applied only once
+      // the starting thread has stored the new thread's handle, after
+      // `pthread_create` returned: a thread that ran first kept the name of
+      // the one that started it. Set before `start()`, it is not applied.
+      #if canImport(Darwin)
+      _ = pthread_setname_np(threadName)
+      #else
+      _ = Self.setName?(pthread_self(), threadName)
+      #endif
       while true {
         queue.condition.lock()
         while queue.head == queue.jobs.count && !queue.stopped { queue.condition.wait() }
@@ -56,6 +63,26 @@ package final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
       }
     }
     thread.start()
+  }
+
+  #if !canImport(Darwin)
+  /// `int pthread_setname_np(pthread_t, const char *)`, which Swift's Glibc
+  /// module does not declare (it is a GNU extension).
+  private static let setName: (@convention(c) (pthread_t, UnsafePointer<CChar>?) -> Int32)? = {
+    guard let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pthread_setname_np") else { return nil }
+    return unsafeBitCast(address, to: (@convention(c) (pthread_t, UnsafePointer<CChar>?) -> Int32).self)
+  }()
+  #endif
+
+  /// `name` cut to the 15 bytes a Linux thread name holds (a longer one is
+  /// refused), at a character boundary.
+  static func threadName(_ name: String) -> String {
+    var out = ""
+    for c in name {
+      if out.utf8.count + c.utf8.count > 15 { break }
+      out.append(c)
+    }
+    return out
   }
 
   deinit {

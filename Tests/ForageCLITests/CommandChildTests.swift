@@ -117,6 +117,23 @@ import Darwin
     try await Self.expectBothPending(store)
   }
 
+  /// SIGKILL runs no code of ours: the kernel kills the program itself
+  /// (its parent-death signal, set through setpriv); the programs it
+  /// started are not covered (see ParentDeath).
+  @Test(.enabled(if: ParentDeathProbe.available, "no setpriv with --pdeathsig on this machine"))
+  func test_run_SIGKILL_theCommandDiesWithForage() async throws {
+    let dir = TemporaryDirectory()
+    let (server, config, pidFile) = try Self.setUp(dir)
+    defer { server.stop() }
+    let p = try Self.start(["run", "--config", config, "--store", dir.file("k.sqlite"), "--budget", "120s"], in: dir)
+    let pids = try await Self.waitForPids(pidFile)
+    kill(p.processIdentifier, SIGKILL)
+    p.waitUntilExit()
+    #expect(await Self.isGone(pids[0]), "the command \(pids[0]) outlived a SIGKILLed forage run")
+    // Its own background child is not covered: stop it here.
+    kill(pids[1], SIGKILL)
+  }
+
   @Test func test_issue25_daemon_SIGTERM_leavesNoCommandRunning() async throws {
     let dir = TemporaryDirectory()
     let (server, config, pidFile) = try Self.setUp(dir)
@@ -133,4 +150,23 @@ import Darwin
     for pid in pids { #expect(await Self.isGone(pid), "process \(pid) outlived forage daemon") }
     try await Self.expectBothPending(store)
   }
+}
+
+/// Whether this machine has a `setpriv` that knows `--pdeathsig` (what
+/// makes a command die with a SIGKILLed Forage on Linux).
+enum ParentDeathProbe {
+  static let available: Bool = {
+    #if os(Linux)
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+    p.arguments = ["--pdeathsig", "KILL", "--", "/usr/bin/setpriv", "--help"]
+    p.standardOutput = FileHandle.nullDevice
+    p.standardError = FileHandle.nullDevice
+    guard (try? p.run()) != nil else { return false }
+    p.waitUntilExit()
+    return p.terminationStatus == 0
+    #else
+    return false
+    #endif
+  }()
 }

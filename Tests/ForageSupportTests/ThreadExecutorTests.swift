@@ -36,6 +36,22 @@ import ForageSupport
     #expect(await !log.overlapped)
   }
 
+  /// Foundation on Linux applies `Thread.current.name = …` only once the
+  /// starting thread has stored the new thread's handle, after
+  /// `pthread_create` returned: a thread that ran first kept its parent's
+  /// name. The name is now set with `pthread_setname_np` by the thread
+  /// itself, before its first job, so every executor's first job sees it.
+  @Test func test_everyExecutorsThread_isNamedBeforeItsFirstJob() async {
+    var unnamed: [String] = []
+    for i in 0..<300 {
+      let name = "forage-name-\(i)"
+      let log = Log(name: name)
+      let seen = await log.add(i)
+      if seen != name { unnamed.append("\(name): \(seen ?? "nil")") }
+    }
+    #expect(unnamed.isEmpty, "threads that ran their first job under another name: \(unnamed.prefix(5))")
+  }
+
   @Test func test_theExecutorIsReleasedWithItsActor() async {
     weak var executor: ThreadExecutor?
     do {

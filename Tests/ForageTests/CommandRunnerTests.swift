@@ -29,6 +29,49 @@ import Darwin
     #expect(Array(written) == input)
   }
 
+  /// A program's parent-death signal (Linux: see ParentDeath) watches the
+  /// *thread* that spawned it: a program spawned from a thread that then
+  /// ends must keep running. Spawned from a pthread that ends once the
+  /// program runs (so setpriv has set the signal), then is joined, it still
+  /// reads its input and exits 3 (spawned from the calling thread, it was
+  /// killed by SIGKILL).
+  @Test func test_aProgramOutlivesTheThreadThatSpawnedIt() async throws {
+    final class Box: @unchecked Sendable {
+      let ready: String
+      var spawned: Result<RunningCommand, CommandRunner.SpawnProblem>?
+      init(ready: String) { self.ready = ready }
+
+      func spawnAndWaitUntilRunning() {
+        spawned = CommandRunner.spawn(
+          path: "/bin/sh", argv: ["sh", "-c", #"echo > "$1"; read a; read b; exit 3"#, "sh", ready], environment: [:])
+        // The program's first step, not a time: it has left setpriv.
+        for _ in 0..<60_000 where !FileManager.default.fileExists(atPath: ready) { usleep(1000) }
+      }
+    }
+    let dir = TemporaryDirectory()
+    let box = Box(ready: dir.file("ready"))
+    #if os(Linux)
+    var thread = pthread_t()
+    let context = Unmanaged.passRetained(box).toOpaque()
+    let created = pthread_create(&thread, nil, { context in
+      Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().spawnAndWaitUntilRunning()
+      return nil
+    }, context)
+    #expect(created == 0)
+    pthread_join(thread, nil)
+    #else
+    box.spawnAndWaitUntilRunning()
+    #endif
+    let child = try #require(try box.spawned?.get())
+    #expect(FileManager.default.fileExists(atPath: box.ready))
+    // The kernel sends the signal as the thread's exit completes, a moment
+    // after the join: another program's whole run outlasts that moment.
+    #expect(await CommandRunner.run(["/bin/sh", "-c", "exit 0"], input: [], timeout: .seconds(60)).end == .exited(0))
+    child.start(input: Array("1\n2\n".utf8), timeout: .seconds(60))
+    let outcome = await withCheckedContinuation { child.whenDone($0) }
+    #expect(outcome.end == .exited(3))
+  }
+
   @Test func test_exitStatus3() async {
     let outcome = await CommandRunner.run(["/bin/sh", "-c", "exit 3"], input: [], timeout: .seconds(60))
     #expect(outcome.end == .exited(3))

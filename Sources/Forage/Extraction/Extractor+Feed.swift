@@ -35,11 +35,12 @@ extension Extractor {
       for f in extra {
         let found = entry.extensions[f.feedPath!.description] ?? []
         var value: JSONValue?
+        var unreadable = false
         if f.rule.all {
-          let converted = found.compactMap { extensionValue($0, field: f, warnings: &out.warnings) }
+          let converted = found.compactMap { extensionValue($0, field: f, warnings: &out.warnings, unreadable: &unreadable) }
           value = converted.isEmpty ? nil : .array(converted)
         } else if let first = found.first {
-          value = extensionValue(first, field: f, warnings: &out.warnings)
+          value = extensionValue(first, field: f, warnings: &out.warnings, unreadable: &unreadable)
         }
         if let value {
           members.append((f.name, value))
@@ -48,7 +49,8 @@ extension Extractor {
         } else if f.rule.required {
           if out.warnings.count < 5 { out.warnings.append("\(url.href): required field \"\(f.name)\" has no value") }
           continue entries
-        } else {
+        } else if !unreadable {
+          // A number field whose text is no number is missing: left out.
           members.append((f.name, .null))
         }
       }
@@ -58,10 +60,15 @@ extension Extractor {
   }
 
   /// An extension value converted to its field's type (text through the
-  /// field's regex and trimming, as HTML fields are).
-  static func extensionValue(_ v: JSONValue, field f: CompiledSource.CompiledField, warnings: inout [String]) -> JSONValue? {
-    if case .string(let text) = v { return convert(text, field: f, warnings: &warnings) }
-    return ValueConversion.convert(v, to: f.rule.type)
+  /// field's regex and trimming, as HTML fields are); `unreadable` is set
+  /// when a number field's value is no number.
+  static func extensionValue(
+    _ v: JSONValue, field f: CompiledSource.CompiledField, warnings: inout [String], unreadable: inout Bool
+  ) -> JSONValue? {
+    if case .string(let text) = v { return convert(text, field: f, warnings: &warnings, unreadable: &unreadable) }
+    let converted = ValueConversion.convert(v, to: f.rule.type)
+    if converted == nil && v != .null && f.rule.type.isNumeric { unreadable = true }
+    return converted
   }
 
   /// An entry's identity: its guid or id, else its link, else a stable hash

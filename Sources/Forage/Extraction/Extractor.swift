@@ -71,9 +71,12 @@ enum Extractor {
           out.interrupted = true
           return out
         }
-        addRecord(index: index, items: inItem, url: url, canonical: canonical, source: s, to: &out) { f, warnings in
+        addRecord(index: index, items: inItem, url: url, canonical: canonical, source: s, to: &out) {
+          f, warnings, unreadable in
           if let spec = f.structured {
-            return structuredValue(f, spec, item: inItem ? index : nil, page: &structured, base: base, warnings: &warnings)
+            return structuredValue(
+              f, spec, item: inItem ? index : nil, page: &structured, base: base, warnings: &warnings,
+              unreadable: &unreadable)
           }
           guard let sel = f.selector else { return nil }
           let elements: [Element]
@@ -96,7 +99,7 @@ enum Extractor {
               raw = e.text
             }
             guard let raw else { continue }
-            if let v = convert(raw, field: f, warnings: &warnings) { values.append(v) }
+            if let v = convert(raw, field: f, warnings: &warnings, unreadable: &unreadable) { values.append(v) }
           }
           return f.rule.all ? (values.isEmpty ? nil : .array(values)) : values.first
         }
@@ -186,14 +189,16 @@ enum Extractor {
     }
     for (index, scope) in scopes.enumerated() {
       addRecord(index: index, items: s.source.items != nil, url: url, canonical: canonical, source: s, to: &out) {
-        f, warnings in
+        f, warnings, unreadable in
         guard let found = JSONPointer.resolve(f.rule.selector, in: scope), found != .null else { return nil }
         if f.rule.all, case .array(let arr) = found {
           return .array(arr.compactMap { ValueConversion.convert($0, to: f.rule.type) })
         } else if case .string(let str) = found {
-          return convert(str, field: f, warnings: &warnings)
+          return convert(str, field: f, warnings: &warnings, unreadable: &unreadable)
         }
-        return ValueConversion.convert(found, to: f.rule.type)
+        let converted = ValueConversion.convert(found, to: f.rule.type)
+        if converted == nil && f.rule.type.isNumeric { unreadable = true }
+        return converted
       }
     }
     return out
@@ -201,15 +206,19 @@ enum Extractor {
 
   /// Builds one record from each field's extracted value (nil when nothing
   /// matched or converted): the field's default stands in, a missing
-  /// `required` field drops the record with a warning, other fields are null.
+  /// `required` field drops the record with a warning, other fields are null
+  /// — except a `number` or `integer` field whose text does not read as a
+  /// number (`value` sets its `unreadable` flag), which is missing: left out
+  /// of the record, not stored as null (issue 29).
   static func addRecord(
     index: Int, items: Bool, url: WebURL, canonical: WebURL, source s: CompiledSource, to out: inout Extraction,
-    value: (CompiledSource.CompiledField, inout [String]) -> JSONValue?
+    value: (CompiledSource.CompiledField, inout [String], inout Bool) -> JSONValue?
   ) {
     var members: [(key: String, value: JSONValue)] = []
     var dropped = false
     for f in s.fields {
-      if let v = value(f, &out.warnings) {
+      var unreadable = false
+      if let v = value(f, &out.warnings, &unreadable) {
         members.append((f.name, v))
         out.valuesFound += 1
       } else if let d = f.rule.defaultValue {
@@ -219,7 +228,7 @@ enum Extractor {
           out.warnings.append("\(url.href): required field \"\(f.name)\" has no value")
         }
         dropped = true
-      } else {
+      } else if !unreadable {
         members.append((f.name, .null))
       }
     }
@@ -256,18 +265,28 @@ enum Extractor {
 
   // MARK: Shared
 
-  static func convert(_ raw: String, field f: CompiledSource.CompiledField, warnings: inout [String]) -> JSONValue? {
+  /// Text as its field's type (trimmed, through the field's regex); nil
+  /// when it has none. `unreadable` is set when a `number` or `integer`
+  /// field's text gives no number (the regex matched nothing, or what it
+  /// gave does not read as one).
+  static func convert(
+    _ raw: String, field f: CompiledSource.CompiledField, warnings: inout [String], unreadable: inout Bool
+  ) -> JSONValue? {
     var text = f.rule.trim ? raw.trimmingWhitespace() : raw
     if let rx = f.regex {
       let ns = text as NSString
-      guard let m = rx.firstMatch(in: text, range: NSRange(location: 0, length: ns.length)) else { return nil }
-      let r = m.numberOfRanges > 1 ? m.range(at: 1) : m.range
-      guard r.location != NSNotFound else { return nil }
+      guard let m = rx.firstMatch(in: text, range: NSRange(location: 0, length: ns.length)),
+        case let r = m.numberOfRanges > 1 ? m.range(at: 1) : m.range, r.location != NSNotFound
+      else {
+        if f.rule.type.isNumeric { unreadable = true }
+        return nil
+      }
       let c = ns.substring(with: r)
       text = f.rule.trim ? c.trimmingWhitespace() : c
     }
     if f.rule.type == .string && text.isEmpty && f.rule.attr == nil { return nil }
     guard let v = ValueConversion.convert(text, to: f.rule.type) else {
+      if f.rule.type.isNumeric { unreadable = true }
       if warnings.count < 5 { warnings.append("field \"\(f.name)\": cannot read \"\(text.prefix(40))\" as \(f.rule.type.rawValue)") }
       return nil
     }

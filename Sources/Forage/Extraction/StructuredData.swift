@@ -391,7 +391,7 @@ extension Extractor {
   /// `item` is the item's index in a source with `items`.
   static func structuredValue(
     _ f: CompiledSource.CompiledField, _ spec: StructuredField, item: Int?, page: inout PageStructuredData, base: WebURL,
-    warnings: inout [String]
+    warnings: inout [String], unreadable: inout Bool
   ) -> JSONValue? {
     var values: [JSONValue] = []
     switch spec {
@@ -400,13 +400,13 @@ extension Extractor {
         var found: [JSONValue] = []
         JSONLD.collect(pointer[...], in: node, first: !f.rule.all, into: &found)
         for v in found {
-          if let c = jsonLDValue(v, field: f, warnings: &warnings) { values.append(c) }
+          if let c = jsonLDValue(v, field: f, warnings: &warnings, unreadable: &unreadable) { values.append(c) }
         }
       }
     case .meta(let name, let isURL):
       for content in page.metaContents(name: name, all: f.rule.all, item: item) {
         let text = isURL ? (base.resolving(content.trimmingWhitespace())?.href ?? content) : content
-        if let c = convert(text, field: f, warnings: &warnings) { values.append(c) }
+        if let c = convert(text, field: f, warnings: &warnings, unreadable: &unreadable) { values.append(c) }
       }
     }
     return f.rule.all ? (values.isEmpty ? nil : .array(values)) : values.first
@@ -416,20 +416,23 @@ extension Extractor {
   /// conversion (trim, regex, type); numbers and booleans converted
   /// directly (through their text when there is a regex); objects and
   /// arrays kept as JSON for `string` fields without a regex.
-  static func jsonLDValue(_ v: JSONValue, field f: CompiledSource.CompiledField, warnings: inout [String]) -> JSONValue? {
+  static func jsonLDValue(
+    _ v: JSONValue, field f: CompiledSource.CompiledField, warnings: inout [String], unreadable: inout Bool
+  ) -> JSONValue? {
     switch v {
     case .null:
       return nil
     case .string(let s):
-      return convert(s, field: f, warnings: &warnings)
+      return convert(s, field: f, warnings: &warnings, unreadable: &unreadable)
     case .number(let n):
       if f.regex == nil, let c = ValueConversion.convert(v, to: f.rule.type) { return c }
-      return convert(JSONValue.format(n), field: f, warnings: &warnings)
+      return convert(JSONValue.format(n), field: f, warnings: &warnings, unreadable: &unreadable)
     case .bool(let b):
       if f.regex == nil, let c = ValueConversion.convert(v, to: f.rule.type) { return c }
-      return convert(b ? "true" : "false", field: f, warnings: &warnings)
+      return convert(b ? "true" : "false", field: f, warnings: &warnings, unreadable: &unreadable)
     case .array, .object:
       if f.rule.type == .string && f.regex == nil { return v }
+      if f.rule.type.isNumeric { unreadable = true }
       if warnings.count < 5 {
         warnings.append("field \"\(f.name)\": cannot read \(v.typeName) as \(f.rule.type.rawValue)")
       }

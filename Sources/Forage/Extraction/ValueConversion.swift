@@ -152,3 +152,9 @@ private struct DateParsers {
     return nil
   }
 }
+
+extension FieldType {
+  /// True for `number` and `integer`: a field whose text must read as a
+  /// number, and is missing (not null) when it does not.
+  var isNumeric: Bool { self == .number || self == .integer }
+}

@@ -57,7 +57,7 @@ extension Feed {
       readAtom(root, into: &feed, paths: paths)
     }
     feed.encoding = encoding.rawValue
-    feed.problems = decodingProblems + reader.problems
+    feed.problems = decodingProblems + reader.problems + feed.problems
     return feed
   }
 
@@ -78,12 +78,16 @@ extension Feed {
 
   private static func readRSS(_ root: XMLElement, into feed: inout Feed, paths: [FeedPath]) {
     let channel = root.child("channel") ?? root
-    feed.title = text(channel.child("title"))
-    feed.link = link(text(channel.child("link")), in: channel)
-    feed.updated = date(channel.child("lastBuildDate")) ?? date(channel.child("modified")) ?? date(channel.child("date", in: dcNS))
-      ?? date(channel.child("pubDate"))
-    feed.author = (text(channel.child("managingEditor")) ?? text(channel.child("creator", in: dcNS))
-      ?? text(channel.child("author"))).map { splitAuthor($0).0 ?? $0 }
+    feed.title = first(channel, "title", text)
+    feed.link = rssLink(channel)
+    if let d = channel.children("description").first(where: { text($0) != nil }) {
+      (feed.subtitle, feed.subtitleIsHTML) = markup(d, assumeHTML: true)
+    }
+    feed.rights = first(channel, "copyright", text) ?? first(channel, "rights", in: dcNS, text)
+    feed.updated = first(channel, "lastBuildDate", date) ?? first(channel, "modified", date)
+      ?? first(channel, "date", in: dcNS, date) ?? first(channel, "pubDate", date)
+    feed.author = (first(channel, "managingEditor", text) ?? first(channel, "creator", in: dcNS, text)
+      ?? first(channel, "author", text)).map { splitAuthor($0).0 ?? $0 }
     // RSS 2.0 puts items in the channel; RSS 1.0 and 0.90 beside it.
     let items = channel.children("item") + (channel === root ? [] : root.children("item"))
     for item in items {
@@ -93,28 +97,33 @@ extension Feed {
     }
   }
 
+  /// An RSS channel's or item's page: its first RSS `link` with a URL (not
+  /// an `atom:link`), else (`guid`, for an item) its Atom alternate link.
+  private static func rssLink(_ e: XMLElement, guid: String? = nil) -> String? {
+    let links = e.children("link")
+    return links.lazy.filter { $0.namespace != atom10NS }.compactMap { l in text(l).flatMap { link($0, in: l) } }.first
+      ?? guid ?? atomLink(links.filter { $0.namespace == atom10NS })
+  }
+
   private static func rssEntry(_ item: XMLElement) -> FeedEntry {
     var entry = FeedEntry()
-    entry.title = text(item.child("title"))
-    if let guid = item.child("guid"), let id = text(guid) {
+    entry.title = first(item, "title", text)
+    var permalink: String?
+    if let (id, guid) = first(item, "guid", { g in text(g).map { ($0, g) } }) {
       entry.id = id
-      if guid.attribute("isPermaLink")?.lowercased() != "false", item.child("link") == nil {
-        entry.link = link(id, in: guid)
-      }
+      if guid.attribute("isPermaLink")?.lowercased() != "false" { permalink = link(id, in: guid) }
     } else if let about = item.attribute("rdf:about") ?? item.attribute("about") {
       entry.id = about
     }
-    if let l = item.children("link").first(where: { $0.namespace != atom10NS }), let href = text(l) {
-      entry.link = link(href, in: l)
-    } else if entry.link == nil, let l = item.child("link", in: atom10NS), let href = l.attribute("href") {
-      entry.link = link(href, in: l)
-    }
-    entry.published = date(item.child("pubDate")) ?? date(item.child("issued")) ?? date(item.child("date", in: dcNS))
-    entry.updated = date(item.child("modified")) ?? date(item.child("updated", in: atom10NS)) ?? date(item.child("date", in: dcNS))
-    if let d = item.child("description") {
+    // The item's own link, else a guid that is a permalink, else an atom:link.
+    entry.link = rssLink(item, guid: permalink)
+    entry.published = first(item, "pubDate", date) ?? first(item, "issued", date) ?? first(item, "date", in: dcNS, date)
+    entry.updated = first(item, "modified", date) ?? first(item, "updated", in: atom10NS, date)
+      ?? first(item, "date", in: dcNS, date)
+    if let d = item.children("description").first(where: { markup($0, assumeHTML: true).0 != nil }) {
       (entry.summary, entry.summaryIsHTML) = markup(d, assumeHTML: true)
     }
-    if let c = item.child("encoded", in: contentNS) {
+    if let c = item.children("encoded", in: contentNS).first(where: { markup($0, assumeHTML: true).0 != nil }) {
       (entry.content, entry.contentIsHTML) = markup(c, assumeHTML: true)
     } else if let body = item.child("body"), body.namespace == xhtmlNS {
       entry.content = nonEmpty(body.innerMarkup(dropPrefixes: true).trimmed)
@@ -122,10 +131,11 @@ extension Feed {
     } else if let c = item.child("fullitem") {
       (entry.content, entry.contentIsHTML) = markup(c, assumeHTML: true)
     }
-    if let a = item.child("author"), let t = text(a) {
+    entry.rights = first(item, "rights", in: dcNS, text)
+    if let t = first(item, "author", text) {
       (entry.author, entry.authorEmail) = splitAuthor(t)
-    } else if let c = item.child("creator", in: dcNS) ?? item.child("author", in: dcNS) {
-      entry.author = text(c)
+    } else {
+      entry.author = first(item, "creator", in: dcNS, text) ?? first(item, "author", in: dcNS, text)
     }
     entry.categories = (item.children("category") + item.children("subject", in: dcNS)).compactMap { text($0) }
     for e in item.children("enclosure") {
@@ -157,41 +167,48 @@ extension Feed {
 
   private static func readAtom(_ root: XMLElement, into feed: inout Feed, paths: [FeedPath]) {
     let entries: [XMLElement]
+    var problems: [String] = []
     if root.local == "entry" {
       entries = [root]
     } else {
       entries = root.children("entry")
-      feed.title = atomText(root.child("title"), asText: true)
-      feed.link = atomLink(root)
-      feed.id = text(root.child("id"))
-      feed.updated = date(root.child("updated")) ?? date(root.child("modified"))
-      feed.author = root.child("author").flatMap { text($0.child("name")) }
-    }
-    for e in entries {
-      var entry = FeedEntry()
-      entry.id = text(e.child("id"))
-      entry.title = atomText(e.child("title"), asText: true)
-      entry.link = atomLink(e)
-      entry.published = date(e.child("published")) ?? date(e.child("issued")) ?? date(e.child("created"))
-      entry.updated = date(e.child("updated")) ?? date(e.child("modified"))
-      if let s = e.child("summary") {
-        entry.summary = atomText(s, asText: false)
-        entry.summaryIsHTML = isHTMLConstruct(s)
+      feed.title = first(root, "title") { constructText($0, location: "the feed's title", problems: &problems) }
+      if let c = firstConstruct(root, ["subtitle", "tagline"], location: "the feed's subtitle", problems: &problems) {
+        (feed.subtitle, feed.subtitleIsHTML) = (c.value, c.isHTML)
       }
-      if let c = e.child("content") {
-        if c.attribute("src") != nil {
-          // Content elsewhere (out-of-line): nothing to keep as content.
-        } else if let decoded = base64Content(c) {
-          entry.content = decoded
-        } else {
-          entry.content = atomText(c, asText: false)
-          entry.contentIsHTML = isHTMLConstruct(c)
-        }
+      if let c = firstConstruct(root, ["rights", "copyright"], location: "the feed's rights", problems: &problems) {
+        (feed.rights, feed.rightsIsHTML) = (c.value, c.isHTML)
+      }
+      feed.link = atomLink(root.children("link"))
+      feed.id = first(root, "id", text)
+      feed.updated = first(root, "updated", date) ?? first(root, "modified", date)
+      feed.author = root.child("author").flatMap { first($0, "name", text) }
+    }
+    for (n, e) in entries.enumerated() {
+      let at = "entry \(n + 1)"
+      var entry = FeedEntry()
+      entry.id = first(e, "id", text)
+      entry.title = first(e, "title") { constructText($0, location: "\(at)'s title", problems: &problems) }
+      entry.link = atomLink(e.children("link"))
+      entry.published = first(e, "published", date) ?? first(e, "issued", date) ?? first(e, "created", date)
+      entry.updated = first(e, "updated", date) ?? first(e, "modified", date)
+      if let c = firstConstruct(e, ["summary"], location: "\(at)'s summary", problems: &problems) {
+        (entry.summary, entry.summaryIsHTML) = (c.value, c.isHTML)
+      }
+      // Content elsewhere (out-of-line, `src`): nothing to keep as content.
+      let inline = e.children("content").filter { $0.attribute("src") == nil }
+      if let c = firstConstruct(inline, location: "\(at)'s content", problems: &problems) {
+        (entry.content, entry.contentIsHTML) = (c.value, c.isHTML)
+      }
+      if let c = firstConstruct(e, ["rights", "copyright"], location: "\(at)'s rights", problems: &problems) {
+        (entry.rights, entry.rightsIsHTML) = (c.value, c.isHTML)
       }
       if let a = e.child("author") ?? root.child("author") {
-        entry.author = text(a.child("name"))
-        entry.authorEmail = text(a.child("email"))
-        if let u = a.child("uri") ?? a.child("url"), let t = text(u) { entry.authorURL = link(t, in: u) }
+        entry.author = first(a, "name", text)
+        entry.authorEmail = first(a, "email", text)
+        if let (t, u) = first(a, "uri", { u in text(u).map { ($0, u) } }) ?? first(a, "url", { u in text(u).map { ($0, u) } }) {
+          entry.authorURL = link(t, in: u)
+        }
         if entry.author == nil { entry.author = entry.authorEmail }
       }
       entry.categories = e.children("category").compactMap { nonEmpty($0.attribute("term")) ?? text($0) }
@@ -202,6 +219,29 @@ extension Feed {
       readExtensions(paths, from: e, into: &entry)
       feed.entries.append(entry)
     }
+    feed.problems += problems
+  }
+
+  /// The first of the elements named `names` (in that order of names, each
+  /// in document order) whose construct has a value.
+  private static func firstConstruct(
+    _ parent: XMLElement, _ names: [String], location: String, problems: inout [String]
+  ) -> TextConstruct? {
+    for name in names {
+      if let c = firstConstruct(parent.children(name), location: location, problems: &problems) { return c }
+    }
+    return nil
+  }
+
+  /// The first of `elements` whose construct has a value.
+  private static func firstConstruct(
+    _ elements: [XMLElement], location: String, problems: inout [String]
+  ) -> TextConstruct? {
+    for e in elements {
+      let c = textConstruct(e, location: location, problems: &problems)
+      if c.value != nil { return c }
+    }
+    return nil
   }
 
   /// Reads each path's values from an entry's element.
@@ -211,60 +251,37 @@ extension Feed {
     }
   }
 
-  /// The `alternate` link (a link without `rel` is one), absolute; its
-  /// text when a broken feed gives no `href`.
-  private static func atomLink(_ e: XMLElement) -> String? {
-    for l in e.children("link") where (l.attribute("rel") ?? "alternate") == "alternate" {
-      if let href = l.attribute("href") ?? text(l) { return link(href, in: l) }
+  /// The entry's (or feed's) page among its Atom `link`s: of the
+  /// `alternate` links (a link without `rel` is one), the first whose
+  /// `type` is HTML (`text/html`, `application/xhtml+xml`) or not given,
+  /// else the first; absolute, its text when a broken feed gives no `href`.
+  static func atomLink(_ links: [XMLElement]) -> String? {
+    func href(_ l: XMLElement) -> String? { link(l.attribute("href") ?? text(l), in: l) }
+    let alternates = links.filter { l in
+      let rel = (l.attribute("rel") ?? "alternate").trimmed.lowercased()
+      return rel == "alternate" || rel == "http://www.iana.org/assignments/relation/alternate"
     }
-    return nil
-  }
-
-  /// Atom content of a MIME type that is neither text nor XML is base64
-  /// (RFC 4287 §4.1.3.3); decoded when it is text in UTF-8.
-  private static func base64Content(_ e: XMLElement) -> String? {
-    guard let type = e.attribute("type")?.lowercased(), type.contains("/"), !type.hasPrefix("text/"),
-      !type.hasSuffix("+xml"), !type.hasSuffix("/xml"), !type.contains("html")
-    else { return nil }
-    let compact = e.text.filter { !$0.isWhitespace }
-    guard let data = Data(base64Encoded: compact) else { return nil }
-    let bytes = [UInt8](data)
-    guard InputDecoder.isValidUTF8(bytes) else { return nil }
-    return nonEmpty(String(decoding: bytes, as: UTF8.self).trimmed)
-  }
-
-  private static func isHTMLConstruct(_ e: XMLElement) -> Bool {
-    let type = (e.attribute("type") ?? "text").lowercased()
-    if e.attribute("mode") == "escaped" { return true }
-    return type == "html" || type == "xhtml" || type.contains("html")
-  }
-
-  /// An Atom text construct: text as text; `html` unescaped once (it is
-  /// HTML); `xhtml` the inner markup of its `div`. With `asText`, markup is
-  /// reduced to its text (titles are text).
-  private static func atomText(_ e: XMLElement?, asText: Bool) -> String? {
-    guard let e else { return nil }
-    let type = (e.attribute("type") ?? "text").lowercased()
-    var html: String
-    if type == "xhtml" || type.hasSuffix("xhtml+xml") {
-      let div = e.child("div") ?? e
-      html = div.innerMarkup(dropPrefixes: true)
-    } else if type == "html" || type.contains("html") || e.attribute("mode") == "escaped" {
-      // HTML wrapped in an XHTML div holding escaped markup: the div's text is the HTML.
-      let only = e.elements.count == 1 ? e.elements[0] : nil
-      if let div = only, div.local == "div", div.namespace == xhtmlNS, !div.hasElementChildren {
-        html = div.text
-      } else {
-        html = e.hasElementChildren ? e.innerMarkup() : e.text
-      }
-    } else {
-      return nonEmpty(e.text.trimmed)
+    let pages = alternates.filter { l in
+      guard let type = l.attribute("type") else { return true }
+      let kind = constructKind(type)
+      return kind == .html || kind == .xhtml
     }
-    if asText { html = htmlText(html) }
-    return nonEmpty(html.trimmed)
+    return pages.lazy.compactMap(href).first ?? alternates.lazy.compactMap(href).first
   }
 
   // MARK: - Helpers
+
+  /// The first of `parent`'s children named `local` (in `namespace` when
+  /// given) that `read` gives a value for: an element given more than once
+  /// resolves to its first occurrence with a value.
+  static func first<T>(
+    _ parent: XMLElement, _ local: String, in namespace: String? = nil, _ read: (XMLElement) -> T?
+  ) -> T? {
+    for case .element(let e) in parent.children where e.local == local && (namespace == nil || e.namespace == namespace!) {
+      if let v = read(e) { return v }
+    }
+    return nil
+  }
 
   /// The trimmed text of an element; markup inside it (HTML where text was
   /// promised) contributes its text.

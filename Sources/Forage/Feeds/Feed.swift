@@ -12,8 +12,18 @@ public struct Feed: Sendable, Hashable {
   /// The format's version as the document states it (`"2.0"`, `"0.91"`,
   /// `"https://jsonfeed.org/version/1.1"`), if it does.
   public var version: String?
-  /// The feed's title, as text.
+  /// The feed's title, as text (markup removed).
   public var title: String?
+  /// The feed's subtitle (Atom 1.0 `subtitle`, Atom 0.3 `tagline`, RSS
+  /// channel `description`): HTML when `subtitleIsHTML`, else text.
+  public var subtitle: String?
+  /// Whether `subtitle` is HTML.
+  public var subtitleIsHTML = false
+  /// The feed's rights statement (Atom 1.0 `rights`, Atom 0.3 `copyright`,
+  /// RSS `copyright` or `dc:rights`): HTML when `rightsIsHTML`, else text.
+  public var rights: String?
+  /// Whether `rights` is HTML.
+  public var rightsIsHTML = false
   /// The feed's home page, absolute.
   public var link: String?
   /// The feed's identifier (Atom `id`), if any.
@@ -71,6 +81,11 @@ public struct FeedEntry: Sendable, Hashable {
   public var content: String?
   /// Whether `content` is HTML.
   public var contentIsHTML = false
+  /// The entry's rights statement (Atom `rights`, Atom 0.3 `copyright`, RSS
+  /// `dc:rights`): HTML when `rightsIsHTML`, else text.
+  public var rights: String?
+  /// Whether `rights` is HTML.
+  public var rightsIsHTML = false
   /// The author's name (or, when only an address is given, the address).
   public var author: String?
   /// The author's e-mail address, when given.

@@ -19,13 +19,10 @@ import Darwin
 /// ``killAll()``: a signal from here never reaches a number the system has
 /// since given to another process.
 ///
-/// What this cannot cover: a Forage killed with SIGKILL runs no code, so its
-/// programs keep running, with init as their parent, until they end by
-/// themselves (no timeout reaches them). Linux's `PR_SET_PDEATHSIG` would
-/// have the kernel signal them, but it must be set in the child between
-/// fork and exec, which `posix_spawn` offers no step for, and it fires when
-/// the spawning *thread* ends, not the process: a Swift concurrency thread
-/// that the runtime retires would kill a healthy program.
+/// A Forage killed with SIGKILL runs no code: there, on Linux, the kernel
+/// kills each program itself (``ParentDeath``: `PR_SET_PDEATHSIG`, set by
+/// `setpriv`), but not the programs it started, which keep running with
+/// init as their parent until they end by themselves.
 package enum ChildProcesses {
   private static let groups = Locked<Set<pid_t>>([])
 

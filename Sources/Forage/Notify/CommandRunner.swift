@@ -178,6 +178,11 @@ enum CommandRunner {
   static func spawn(path: String, argv: [String], environment: [String: String]) -> Result<
     RunningCommand, SpawnProblem
   > {
+    // Through setpriv the spawn itself succeeds whatever `path` is: what it
+    // would have refused is refused here, with the same problem.
+    if ParentDeath.setpriv != nil, access(path, X_OK) != 0 {
+      return .failure(SpawnProblem(step: "spawn", code: errno))
+    }
     var opened: [Int32] = []
     func closeOpened() { for fd in opened { close(fd) } }
 
@@ -256,7 +261,10 @@ enum CommandRunner {
     for s in signalsToReset { sigaddset(&defaults, s) }
     posix_spawnattr_setsigdefault(&attributes, &defaults)
 
-    let cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+    // Through setpriv, on a thread that lives as long as we do, so that the
+    // program dies with us even when we are SIGKILLed (see ParentDeath).
+    let spawned = ParentDeath.wrapped(path: path, argv: argv)
+    let cArguments: [UnsafeMutablePointer<CChar>?] = spawned.argv.map { strdup($0) } + [nil]
     let cEnvironment: [UnsafeMutablePointer<CChar>?] =
       environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer {
@@ -264,7 +272,9 @@ enum CommandRunner {
       for p in cEnvironment { free(p) }
     }
     var pid = pid_t()
-    let result = posix_spawn(&pid, path, &actions, &attributes, cArguments, cEnvironment)
+    let result = ParentDeath.perform {
+      posix_spawn(&pid, spawned.path, &actions, &attributes, cArguments, cEnvironment)
+    }
     // The child's ends are the child's now.
     close(stdinPipe.read)
     close(stderrPipe.write)
