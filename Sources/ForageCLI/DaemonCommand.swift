@@ -275,7 +275,9 @@ struct DaemonCommand: Command {
     }
     if path == "/healthz" {
       if status.attention.isEmpty { return MetricsResponse(status: 200, body: "healthy\n") }
-      return MetricsResponse(status: 503, body: status.attention.map { $0 + "\n" }.joined())
+      // The reasons name URLs: without their queries, which may hold a key.
+      let reasons = status.attention.map { $0.replacingOccurrences(of: #"\?[^\s)]*"#, with: "", options: .regularExpression) }
+      return MetricsResponse(status: 503, body: reasons.map { $0 + "\n" }.joined())
     }
     return MetricsResponse(
       status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",

@@ -10,7 +10,7 @@ import ForageSupport
 /// `forage init`: writes a commented example config.
 struct InitCommand: Command {
   static let name = "init"
-  static let abstract = "Write a commented example config, or a service file for forage daemon."
+  static let abstract = "Write an example config, or a service file for the daemon."
   static let arguments: [Argument] = [
     .optionalPositional("DIR", "The folder to write forage.json in (created if missing).", default: "."),
     .option(

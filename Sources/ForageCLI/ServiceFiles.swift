@@ -77,18 +77,19 @@ enum ServiceFiles {
       "",
       "[Service]",
       "Type=notify",
-      "ExecStart=" + ([spec.binary] + spec.daemonArguments).map(systemdQuoted).joined(separator: " "),
+      "ExecStart=" + ([spec.binary] + spec.daemonArguments).map { systemdQuoted($0) }.joined(separator: " "),
       "ExecReload=/bin/kill -HUP $MAINPID",
       "Restart=on-failure",
       "RestartSec=5s",
       "WatchdogSec=\(watchdogSeconds)s",
-      "WorkingDirectory=" + systemdQuoted((spec.config as NSString).deletingLastPathComponent),
+      // One path to the end of the line: no quotes (systemd reads them as part of it).
+      "WorkingDirectory=" + ((spec.config as NSString).deletingLastPathComponent).replacingOccurrences(of: "%", with: "%%"),
     ]
     if spec.scope == .system, let user = spec.user { lines.append("User=\(user)") }
     lines += [
       "NoNewPrivileges=yes",
       "ProtectSystem=strict",
-      "ReadWritePaths=" + spec.writableFolders.map(systemdQuoted).joined(separator: " "),
+      "ReadWritePaths=" + spec.writableFolders.map { systemdQuoted($0, command: false) }.joined(separator: " "),
     ]
     // A private /tmp would hide a store kept under /tmp.
     if !spec.writableFolders.contains(where: { $0 == "/tmp" || $0.hasPrefix("/tmp/") || $0.hasPrefix("/var/tmp") }) {
@@ -110,9 +111,11 @@ enum ServiceFiles {
 
   /// A word of a unit's command line or path list: quoted (with `\` and
   /// `"` escaped) when it holds a space, quote or backslash; `%` doubled
-  /// (systemd's specifier character) and `$` doubled (its variables).
-  static func systemdQuoted(_ word: String) -> String {
-    let escaped = word.replacingOccurrences(of: "%", with: "%%").replacingOccurrences(of: "$", with: "$$")
+  /// (systemd's specifier character) and, on a command line, `$` doubled
+  /// (its variables).
+  static func systemdQuoted(_ word: String, command: Bool = true) -> String {
+    var escaped = word.replacingOccurrences(of: "%", with: "%%")
+    if command { escaped = escaped.replacingOccurrences(of: "$", with: "$$") }
     guard escaped.contains(where: { $0 == " " || $0 == "\"" || $0 == "\\" || $0 == "'" || $0 == "\t" }) else {
       return escaped
     }
