@@ -120,7 +120,10 @@ public final class DaemonMetrics: Sendable {
 public struct PrometheusText: Sendable {
   /// A metric family's type.
   public enum Kind: String, Sendable {
-    case counter, gauge
+    /// A total that only grows (a restart starts it again at zero).
+    case counter
+    /// A value that goes up and down.
+    case gauge
   }
 
   /// The page so far.
