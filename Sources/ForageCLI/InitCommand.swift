@@ -10,11 +10,16 @@ import ForageSupport
 /// `forage init`: writes a commented example config.
 struct InitCommand: Command {
   static let name = "init"
-  static let abstract = "Write a commented example config for 'forage demo --serve'."
+  static let abstract = "Write an example config, or a service file for the daemon."
   static let arguments: [Argument] = [
     .optionalPositional("DIR", "The folder to write forage.json in (created if missing).", default: "."),
     .option(
       "--port", "N", "The demo site's port the config points at.", default: String(DemoCommand.defaultPort)),
+    .option("--service", "MANAGER", "Write a service file instead: systemd (a unit) or launchd (a LaunchAgent)."),
+    .option("--config", "FILE", "With --service: the config the daemon runs.", default: EngineDefaults.configFile),
+    .option("--store", "PATH", "With --service: the store the daemon fills.", default: "the config's"),
+    .flag("--system", "With --service systemd: a system unit (run as this user) instead of a user unit."),
+    .option("--output", "FILE", "With --service: write the file there (never over an existing one).", default: "standard output"),
   ]
   static let discussion = """
     Writes DIR/forage.json: a task, a source that crawls the demo shop and
@@ -22,17 +27,32 @@ struct InitCommand: Command {
     JSON Lines file), each explained by a "//" key (JSON has no comments;
     Forage skips "//" keys in config objects). An existing forage.json is
     never replaced. Then prints the next commands to try.
+
+    With --service, writes instead a service file that runs forage daemon
+    with absolute paths of this forage, the config and its store: a
+    systemd unit (Type=notify, restarted on failure, a watchdog, reload by
+    SIGHUP, a read-only system but for the store's and the config's
+    folders; a user unit unless --system) or a launchd LaunchAgent (run at
+    load, kept alive, logs beside the store). The config must exist and be
+    valid. The file goes to standard output, or to --output, which must not
+    exist yet.
     """
 
   var directory = "."
   var port = DemoCommand.defaultPort
+  /// `--service` and its options, when asked for.
+  var service: ServiceRequest?
 
   init(_ args: inout ArgumentList) throws(UsageError) {
     if let p = try args.option("--port") {
       guard let n = UInt16(p), n > 0 else { throw UsageError("--port expects a number from 1 to 65535, not \"\(p)\"") }
       port = n
     }
+    service = try ServiceRequest(&args)
     directory = args.optionalPositional("DIR") ?? directory
+    if service != nil && directory != "." {
+      throw UsageError("--service writes a service file, not a config in a folder: drop \"\(directory)\" (--output names the file)")
+    }
     try args.expectNoMore()
   }
 
@@ -114,6 +134,7 @@ struct InitCommand: Command {
   }
 
   func run(_ out: Terminal) async -> ExitStatus {
+    if let service { return service.run(out) }
     let fm = FileManager.default
     var isFolder: ObjCBool = false
     if fm.fileExists(atPath: directory, isDirectory: &isFolder), !isFolder.boolValue {

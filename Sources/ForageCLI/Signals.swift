@@ -34,18 +34,21 @@ final class SignalWatcher: Sendable {
   /// running programs (``ChildProcesses``: none outlives us) and quits at
   /// once with 128 + its number (committed work is safe; the next launch
   /// continues from the last commit, and an abandoned notification stays
-  /// pending). Returns the watcher and the box holding the first signal, for
+  /// pending). `report` writes those lines (default: `out`'s standard
+  /// error). Returns the watcher and the box holding the first signal, for
   /// the exit status.
   static func stopping(
-    _ command: String, _ message: String, _ out: Terminal, stop: @escaping @Sendable () -> Void
+    _ command: String, _ message: String, _ out: Terminal,
+    report: (@Sendable (String) -> Void)? = nil, stop: @escaping @Sendable () -> Void
   ) -> (SignalWatcher, SignalBox) {
     let received = SignalBox()
+    let say: @Sendable (String) -> Void = report ?? { out.error($0) }
     let watcher = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal in
       if received.first(signal) {
-        out.error("\(command): \(signalName(signal)): \(message)")
+        say("\(command): \(signalName(signal)): \(message)")
         stop()
       } else {
-        out.error("\(command): \(signalName(signal)) again: quitting now; the next launch continues from the last commit")
+        say("\(command): \(signalName(signal)) again: quitting now; the next launch continues from the last commit")
         ChildProcesses.killAll()
         exit(128 + signal)
       }
@@ -76,6 +79,7 @@ func signalName(_ signal: Int32) -> String {
   switch signal {
   case SIGINT: "SIGINT"
   case SIGTERM: "SIGTERM"
+  case SIGHUP: "SIGHUP"
   default: "signal \(signal)"
   }
 }

@@ -50,7 +50,9 @@ public final class SystemScheduler: TaskScheduler, Sendable {
   }
 
   private let state: Locked<State>
-  private let policy: SchedulingPolicy
+  /// Budgets, grace and penalty; replaced by ``replaceTasks(handlers:policy:)``.
+  private let policyBox: Locked<SchedulingPolicy>
+  private var policy: SchedulingPolicy { policyBox.withLock { $0 } }
   private let conditions: any ConditionsProvider
   private let persistence: (any PendingRequestPersistence)?
   /// Held while a pending set is handed to `persistence` (see `save`).
@@ -82,7 +84,7 @@ public final class SystemScheduler: TaskScheduler, Sendable {
     wallClock: @escaping @Sendable () -> Date = { Date() }, onEvent: (@Sendable (TraceEvent) -> Void)? = nil
   ) {
     self.pollInterval = pollInterval
-    self.policy = policy
+    self.policyBox = Locked(policy)
     self.conditions = conditions
     self.persistence = persistence
     self.log = log
@@ -320,6 +322,40 @@ public final class SystemScheduler: TaskScheduler, Sendable {
     }
   }
 
+  /// The pending request due first (the next launch), if any is pending:
+  /// its identifier and earliest begin date (nil: as soon as possible).
+  public func nextDueRequest() -> (identifier: String, earliestBeginDate: Date?)? {
+    state.withLock { s in
+      s.pending.requests.min { ($0.earliestBeginDate ?? .distantPast) < ($1.earliestBeginDate ?? .distantPast) }
+        .map { ($0.identifier, $0.earliestBeginDate) }
+    }
+  }
+
+  /// Replaces the registered tasks while running (a daemon reloading its
+  /// config): `handlers` become the only registered (and permitted)
+  /// identifiers, even after ``finishLaunching()``, and `policy` applies
+  /// from the next launch. Pending requests of the identifiers that remain
+  /// are kept; those of the others are cancelled. A launch running now
+  /// goes on with the handler it started with.
+  ///
+  /// - Returns: the identifiers whose pending requests were cancelled.
+  @discardableResult
+  public func replaceTasks(handlers: [String: LaunchHandler], policy: SchedulingPolicy) -> [String] {
+    let cancelled: [String] = state.withLock { s in
+      s.registry.handlers = handlers
+      s.registry.permitted = handlers.keys.sorted()
+      let gone = s.pending.requests.map(\.identifier).filter { handlers[$0] == nil }
+      for id in gone { _ = s.pending.remove(id) }
+      return gone
+    }
+    policyBox.withLock { $0 = policy }
+    let now = wallClock()
+    for id in cancelled { emit(TraceEvent(time: now, kind: .cancelled, identifier: id)) }
+    if !cancelled.isEmpty { save([]) }
+    wake.poke()
+    return cancelled
+  }
+
   /// True while ``run()`` waits for its next round (a due request, the
   /// poll, a submission or the end of a launch), for tests.
   var isWaitingForNextRound: Bool { wake.isWaiting }
@@ -330,11 +366,23 @@ public final class SystemScheduler: TaskScheduler, Sendable {
   /// submission or the end of a launch. On cancellation, running
   /// tasks are expired, given the grace, and awaited.
   public func run() async {
+    await run(heartbeatEvery: nil) {}
+  }
+
+  /// ``run()``, calling `heartbeat` from the loop itself at every round, and
+  /// waking at least every `heartbeatEvery` for it: a service manager's
+  /// watchdog (systemd's `WATCHDOG=1`) then hears from the loop only while
+  /// the loop goes round; a stuck loop stops the heartbeat.
+  ///
+  ///     await scheduler.run(heartbeatEvery: .seconds(15)) { notifier.send("WATCHDOG=1") }
+  public func run(heartbeatEvery: Duration?, heartbeat: @escaping @Sendable () -> Void) async {
     await withTaskGroup(of: Void.self) { group in
       while !Task.isCancelled {
         for l in takeDue() { group.addTask { await self.execute(l) } }
+        heartbeat()
         let now = wallClock()
         var wait = pollInterval
+        if let heartbeatEvery { wait = min(wait, max(.milliseconds(50), heartbeatEvery)) }
         if let due = nextDueDate() {
           let until = Duration.milliseconds(Int64(max(0, due.timeIntervalSince(now)) * 1000))
           wait = min(wait, max(.milliseconds(50), until))

@@ -1,6 +1,7 @@
 import Foundation
 import ForageScheduler
 import ForageStore
+import ForageSupport
 
 /// What a running daemon reports to its front end (the engine never prints).
 public enum DaemonEvent: Sendable {
@@ -28,6 +29,13 @@ public enum DaemonEvent: Sendable {
   /// Another daemon of the fleet (on a shared store) runs this due launch
   /// of `task`; this daemon skipped it and keeps the task's schedule.
   case launchSkipped(task: TaskDefinition)
+  /// The scheduler's loop went round (at least every `heartbeatEvery`):
+  /// the pending request due first, if any (its task and earliest begin
+  /// date, nil for as soon as possible). A service manager's watchdog hears
+  /// from this.
+  case alive(nextTask: String?, nextLaunch: Date?)
+  /// A reloaded config took effect: what changed, task by task.
+  case reloaded(DaemonConfigChange)
 }
 
 extension Engine {
@@ -62,8 +70,18 @@ extension Engine {
   ///   for a SQLite store; nil for none).
   /// - Throws: store errors; `SchedulerError` when a task cannot be
   ///   submitted (not permitted, Background App Refresh denied).
+  /// - Parameters:
+  ///   - heartbeatEvery: the longest the scheduler's loop waits between two
+  ///     ``DaemonEvent/alive(nextTask:nextLaunch:)`` events (nil: only its
+  ///     own poll).
+  ///   - reloads: configs to run instead of the current one, from the next
+  ///     launches on (a daemon's SIGHUP): tasks added are submitted, those
+  ///     removed cancelled, the others keep their pending requests; each
+  ///     ends in a ``DaemonEvent/reloaded(_:)`` event. The store stays the
+  ///     one the daemon opened.
   public func runDaemon(
     conditions: SystemConditions = SystemConditions(), legacyPendingFile: String? = nil,
+    heartbeatEvery: Duration? = nil, reloads: AsyncStream<ForageConfig>? = nil,
     events: @escaping @Sendable (DaemonEvent) -> Void
   ) async throws {
     let log = SchedulerLog { events(.message($0)) }
@@ -106,18 +124,35 @@ extension Engine {
     events(.scheduled(tasks: config.tasks.filter { $0.kind != .continuedProcessing }.count))
     // Between launches, the daemon delivers what is due (retries, what a
     // launch had no time for) and keeps the history within its retention.
-    let upkeep = Task { await self.upkeep(events: events) }
+    // The engine the upkeep and reloads use: replaced by each reload.
+    let live = Locked(self)
+    let upkeep = Task { await Engine.upkeep(live, events: events) }
+    let first = runner
+    let reloading = reloads.map { reloads in
+      Task {
+        var current = first
+        for await config in reloads {
+          current = await Engine.reload(config, runner: current, scheduler: scheduler, live: live, events: events)
+        }
+      }
+    }
     // Runs until this task is cancelled; then it expires the running
     // launches, gives them the grace, and returns. The upkeep, a task of its
     // own, is cancelled at once: it starts no delivery meanwhile, and
     // abandons the ones in flight (they stay pending).
     await withTaskCancellationHandler {
-      await scheduler.run()
+      await scheduler.run(heartbeatEvery: heartbeatEvery) {
+        let next = scheduler.nextDueRequest()
+        events(.alive(nextTask: next?.identifier, nextLaunch: next?.earliestBeginDate))
+      }
     } onCancel: {
       upkeep.cancel()
+      reloading?.cancel()
     }
     upkeep.cancel()
+    reloading?.cancel()
     _ = await upkeep.value
+    _ = await reloading?.value
     // Pending requests are written behind: the last set goes in before the
     // caller closes the store.
     try await pending.flush()
@@ -126,15 +161,17 @@ extension Engine {
   /// The daemon's upkeep until cancelled: a delivery round when a retry is
   /// due (at least every ``EngineDefaults/daemonDeliveryInterval``), and the
   /// history pruned every ``EngineDefaults/maintenanceInterval``.
-  func upkeep(events: @escaping @Sendable (DaemonEvent) -> Void) async {
-    let notifier = self.notifier()
+  static func upkeep(_ live: Locked<Engine>, events: @escaping @Sendable (DaemonEvent) -> Void) async {
     var lastPrune: Date?
     while !Task.isCancelled {
+      // The config of the last reload.
+      let engine = live.withLock { $0 }
+      let notifier = engine.notifier()
       let now = Date()
       if lastPrune.map({ now.timeIntervalSince($0) >= EngineDefaults.maintenanceInterval.seconds }) ?? true {
         lastPrune = now
         do {
-          let dropped = try await pruneHistory(now: now)
+          let dropped = try await engine.pruneHistory(now: now)
           if dropped > 0 { events(.historyPruned(changes: dropped)) }
         } catch {
           events(.message("pruning the change history failed: \(error)"))
@@ -145,7 +182,7 @@ extension Engine {
         do {
           let report = try await notifier.deliverDue()
           if report.delivered + report.failed + report.dead > 0 { events(.notifications(report)) }
-          if let next = try await store.notificationCounts(now: Date()).nextAttemptAt {
+          if let next = try await engine.store.notificationCounts(now: Date()).nextAttemptAt {
             pause = min(pause, max(1, next.timeIntervalSinceNow))
           }
         } catch {
@@ -155,5 +192,41 @@ extension Engine {
       }
       try? await Task.sleep(for: .milliseconds(Int64(pause * 1000)))
     }
+  }
+}
+
+extension Engine {
+  /// Runs `config` from the next launches on: the scheduler's handlers and
+  /// budgets become the new config's, tasks it adds are submitted (due at
+  /// once), those it drops are cancelled. Returns the runner now in use.
+  static func reload(
+    _ config: ForageConfig, runner: TaskRunner, scheduler: SystemScheduler, live: Locked<Engine>,
+    events: @escaping @Sendable (DaemonEvent) -> Void
+  ) async -> TaskRunner {
+    let change = DaemonConfigChange(from: runner.config, to: config)
+    let next = runner.with(config: config)
+    let policy = Engine.separateRefreshTasks(next.policy(.server), config)
+    scheduler.replaceTasks(handlers: next.handlers(on: scheduler), policy: policy)
+    // A task whose kind changed gets a request of its new kind, due when
+    // its old one was.
+    let pending = await scheduler.pendingTaskRequests()
+    for task in config.tasks {
+      guard let old = runner.config.tasks.first(where: { $0.id == task.id }), old.kind != task.kind else { continue }
+      let due = pending.first { $0.identifier == task.id }?.earliestBeginDate
+      scheduler.cancel(taskRequestWithIdentifier: task.id)
+      if task.kind != .continuedProcessing {
+        do { try scheduler.submit(TaskRunner.request(for: task, earliestBeginDate: due ?? Date())) } catch {
+          events(.message("\(task.id): cannot submit its request after the reload: \(error)"))
+        }
+      }
+    }
+    do { try await next.submitAll(to: scheduler, now: Date()) } catch {
+      events(.message("after the reload, a task could not be submitted: \(error)"))
+    }
+    live.withLock { engine in
+      engine = Engine(config: config, store: engine.store, transport: engine.transport, configName: engine.configName)
+    }
+    events(.reloaded(change))
+    return next
   }
 }
