@@ -55,8 +55,10 @@ import ForageStore
 /// its URLs return when its leases pass. An empty claim comes back with the
 /// frontier's counts; with URLs queued (another worker released some) the
 /// source claims again at once, with URLs held by others it waits
-/// (``Wait/fleet(lane:)``) and claims again, and with neither its frontier
-/// is dry. A stop ends the wait.
+/// (``Wait/fleet(lane:)``; the executor waits longer after each wait in a
+/// row, ``Lane/fleetWaits``) and claims again, and with neither its frontier
+/// is dry. An empty claim that a commit finished during claims again at
+/// once: its counts may predate that commit. A stop ends the wait.
 ///
 /// ## Stopping
 ///
