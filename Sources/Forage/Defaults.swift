@@ -31,6 +31,18 @@ public enum EngineDefaults {
   /// How often a fleet worker whose frontier is empty looks again while other
   /// workers still hold claims (one may die and its URLs return).
   public static let fleetPoll: Duration = .milliseconds(500)
+  /// The first of those looks: each wait in a row doubles it, up to
+  /// ``fleetPoll`` (the other workers' commits that add links land within
+  /// milliseconds; a dead worker's leases take ``fleetLease``).
+  public static let fleetPollFirst: Duration = .milliseconds(10)
+
+  /// How long a fleet worker waits before its `waits`-th look in a row (0:
+  /// the first): ``fleetPollFirst`` doubled `waits` times, at most ``fleetPoll``.
+  public static func fleetPoll(after waits: Int) -> Duration {
+    var delay = fleetPollFirst
+    for _ in 0..<max(0, waits) where delay < fleetPoll { delay *= 2 }
+    return min(delay, fleetPoll)
+  }
   /// The shortest budget worth running: twice the stop margin leaves at least
   /// half a second to fetch in.
   public static let minimumBudget: Duration = .seconds(1)

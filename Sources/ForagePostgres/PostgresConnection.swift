@@ -149,10 +149,16 @@ final class PostgresResult {
 final class PostgresConnection {
   private(set) var handle: OpaquePointer?
   let url: PostgresURL
+  /// How `PostgresTrace` names this connection: `store` or `side`.
+  var label = "store"
   private var prepared: [String: String] = [:]
   private var preparedCount = 0
   /// Inside `transaction`, before its first statement: BEGIN is still to be sent.
   private var beginPending = false
+  /// Inside `transaction`.
+  private var inTransaction = false
+  /// Inside `transaction`: `pipelineCommitting` sent its COMMIT, and it landed.
+  private var committed = false
   // Reused for every statement's parameters (`withParameters`).
   private var paramBytes: [UInt8] = []
   private var paramStarts: [Int] = []
@@ -224,6 +230,8 @@ final class PostgresConnection {
   @discardableResult
   func exec(_ sql: String) throws -> PostgresResult {
     let conn = try live(sql)
+    let began = ContinuousClock.now
+    defer { PostgresTrace.sink?.record(connection: label, began: began, count: 1, sql: sql) }
     if beginPending {
       beginPending = false
       return try check(PQexec(conn, "BEGIN; " + sql), function: "PQexec", sql: sql)
@@ -243,6 +251,8 @@ final class PostgresConnection {
     }
     let conn = try live(sql)
     try refuseNUL(in: params, function: "PQexecPrepared", sql: sql)
+    let began = ContinuousClock.now
+    defer { PostgresTrace.sink?.record(connection: label, began: began, count: 1, sql: sql) }
     let result = withParameters(params) { count, values, lengths, formats in
       PQexecPrepared(conn, name, count, values, lengths, formats, 0)
     }
@@ -275,6 +285,25 @@ final class PostgresConnection {
     return try run(queue.statements, functions: ("PQsendPrepare", "PQsendQueryPrepared"))
   }
 
+  /// Inside ``transaction(_:)``: runs the statements `body` queues and the
+  /// transaction's COMMIT in one pipeline, so the last statements of a
+  /// transaction and its end cost one round trip. The transaction is over
+  /// when this returns (``transaction(_:)`` sends no COMMIT of its own);
+  /// when a statement or the COMMIT fails, it throws and the transaction
+  /// rolls back.
+  ///
+  /// - Returns: one result per `send`, in the order sent (the COMMIT's is not among them).
+  /// - Throws: as ``pipeline(_:)``.
+  func pipelineCommitting(_ body: (PostgresPipeline) throws -> Void) throws -> [PostgresResult] {
+    precondition(inTransaction, "pipelineCommitting outside a transaction")
+    let queue = PostgresPipeline()
+    try body(queue)
+    queue.send("COMMIT")
+    let results = try run(queue.statements, functions: ("PQsendPrepare", "PQsendQueryPrepared"))
+    committed = true
+    return Array(results.dropLast())
+  }
+
   /// Sends `queued` in one pipeline (after the deferred BEGIN of a transaction, if one is
   /// pending) and returns their results; errors name `functions` (prepare, execute).
   private func run(_ queued: [(sql: String, params: [PostgresValue])], functions: (prepare: String, execute: String))
@@ -287,6 +316,10 @@ final class PostgresConnection {
     }
     let skipped = beginPending ? 1 : 0
     let statements = beginPending ? [("BEGIN", [])] + queued : queued
+    let began = ContinuousClock.now
+    defer {
+      PostgresTrace.sink?.record(connection: label, began: began, count: statements.count, sql: first.sql)
+    }
     beginPending = false
     guard PQenterPipelineMode(conn) == 1 else { throw lost("PQenterPipelineMode", sql: first.sql) }
 
@@ -475,18 +508,22 @@ final class PostgresConnection {
   /// statement (in one pipeline), and a body that runs no statement sends nothing.
   func transaction<T>(_ body: () throws -> T) throws -> T {
     beginPending = true
+    inTransaction = true
+    committed = false
+    defer { inTransaction = false }
     do {
       let value = try body()
       if beginPending {
         beginPending = false
         return value
       }
+      if committed { return value }
       try exec("COMMIT")
       return value
     } catch {
       let began = !beginPending
       beginPending = false
-      if began, isOpen { _ = try? exec("ROLLBACK") }
+      if began, !committed, isOpen { _ = try? exec("ROLLBACK") }
       throw error
     }
   }

@@ -7,6 +7,12 @@ import Foundation
 /// server's clock says so. The workers of a fleet run on machines whose
 /// clocks differ; the server's is the one they share.
 ///
+/// One boundary for every kind, as on SQLite: a lease is held while
+/// `now < lease_until`, and from `lease_until` on it has passed (another
+/// owner may take the row: `lease_until <= now`). The host tickets' server
+/// function (migration pg5) drops a ticket a millisecond later, once
+/// `lease_until < now`; it has no caller's clock to be tested on.
+///
 /// The store protocol gives a lease as two dates of the caller (`leaseUntil`
 /// and `now`); on PostgreSQL only their difference counts, the lease's length.
 enum PostgresLease {

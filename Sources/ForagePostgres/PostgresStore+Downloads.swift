@@ -83,7 +83,7 @@ extension PostgresStore {
         """
         WITH picked AS (
           SELECT id FROM downloads
-          WHERE (state = 'queued' OR (state = 'claimed' AND lease_until < \(PostgresLease.now("$8")))) AND id > $4
+          WHERE (state = 'queued' OR (state = 'claimed' AND lease_until <= \(PostgresLease.now("$8")))) AND id > $4
             AND ($5::bigint[] IS NULL OR id = ANY($5::bigint[]))
             AND ($3::bigint IS NULL OR (coalesce(expected_size, total_size) IS NOT NULL
               AND coalesce(expected_size, total_size) - bytes <= $3))
@@ -147,7 +147,7 @@ extension PostgresStore {
         WHERE state = 'claimed' AND ($1::bigint[] IS NULL OR id = ANY($1::bigint[]))
           AND (CASE WHEN $2::text IS NOT NULL THEN owner = $2
                     WHEN $1::bigint[] IS NOT NULL THEN true
-                    ELSE lease_until < \(PostgresLease.now("$3")) END)
+                    ELSE lease_until <= \(PostgresLease.now("$3")) END)
         """, [.string(idList), .string(owner), leaseNow(Date())])
     }
   }

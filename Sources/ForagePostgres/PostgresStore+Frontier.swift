@@ -62,8 +62,9 @@ extension PostgresStore {
     guard limit > 0 else { return [] }
     let lease = PostgresLease.milliseconds(until: leaseUntil, from: now)
     let leaseNow = leaseNow(now)
-    // On the second connection: a claim must not wait for a commit.
-    let items = try await politeness.perform { db in
+    // On the second connection: a claim must not wait for a commit. One
+    // statement, its own transaction: one round trip.
+    let items = try await side.perform(transaction: false) { db in
       let result = try db.query(
         """
         WITH queued AS (
@@ -71,7 +72,7 @@ extension PostgresStore {
           ORDER BY depth, id LIMIT $4 FOR UPDATE SKIP LOCKED
         ), expired AS (
           SELECT id, depth FROM frontier
-          WHERE crawl = $1 AND state = 'claimed' AND lease_until < \(PostgresLease.now("$5"))
+          WHERE crawl = $1 AND state = 'claimed' AND lease_until <= \(PostgresLease.now("$5"))
           ORDER BY depth, id LIMIT $4 FOR UPDATE SKIP LOCKED
         )
         UPDATE frontier f SET state = 'claimed', owner = $2, lease_until = \(PostgresLease.now("$5")) + $3
@@ -118,7 +119,7 @@ extension PostgresStore {
         try db.query("UPDATE frontier SET \(reset) WHERE state = 'claimed' AND owner = $1", [.text(owner)])
       } else {
         try db.query(
-          "UPDATE frontier SET \(reset) WHERE state = 'claimed' AND lease_until < \(PostgresLease.now("$1"))", [leaseNow(Date())])
+          "UPDATE frontier SET \(reset) WHERE state = 'claimed' AND lease_until <= \(PostgresLease.now("$1"))", [leaseNow(Date())])
       }
     }
     if let owner { owners = owners.filter { $0.value != owner } }
@@ -178,7 +179,9 @@ extension PostgresStore {
   ///
   /// - Throws: `StoreError` when a statement fails.
   public func frontierCounts(crawl: Int64) async throws -> FrontierCounts {
-    try await run(transaction: false) { db in
+    // On the second connection, as claims: a fleet's empty claim reads the
+    // counts next, and must not wait behind a commit.
+    try await side.perform(transaction: false) { db in
       let result = try db.query("SELECT state, count(*) FROM frontier WHERE crawl = $1 GROUP BY state", [.int(crawl)])
       var counts = FrontierCounts()
       for row in 0..<result.count {

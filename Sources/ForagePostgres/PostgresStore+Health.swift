@@ -10,10 +10,16 @@ extension PostgresStore {
   /// one statement (rows in crawl and field order, so two workers' commits
   /// lock them in the same order).
   static func writeCoverage(_ db: PostgresConnection, _ pages: [PageCommit]) throws {
+    guard let statement = coverageStatement(pages) else { return }
+    try db.query(statement.sql, statement.params)
+  }
+
+  /// The upsert of ``writeCoverage(_:_:)``; nil when `pages` gave no coverage.
+  static func coverageStatement(_ pages: [PageCommit]) -> Statement? {
     let rows = Coverage.rows(of: pages).sorted { ($0.crawl, $0.field) < ($1.crawl, $1.field) }
-    guard !rows.isEmpty else { return }
+    guard !rows.isEmpty else { return nil }
     func column(_ value: (CoverageRow) -> String) -> PostgresValue { .text(arrayLiteral(rows.map(value))) }
-    try db.query(
+    return (
       """
       INSERT INTO crawl_fields (crawl, field, records, present, missing, empty)
       SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
@@ -24,17 +30,24 @@ extension PostgresStore {
       [
         column { String($0.crawl) }, column { quoted($0.field) }, column { String($0.records) },
         column { String($0.present) }, column { String($0.missing) }, column { String($0.empty) },
-      ])
+      ]
+    )
   }
 
   /// Marks the lost pages of `pages` (see `PageExtraction.lost`) with their crawl.
   static func markLostPages(_ db: PostgresConnection, _ pages: [PageCommit]) throws {
+    for statement in lostPagesStatements(pages) { try db.query(statement.sql, statement.params) }
+  }
+
+  /// The updates of ``markLostPages(_:_:)``, one per crawl in id order.
+  static func lostPagesStatements(_ pages: [PageCommit]) -> [Statement] {
     var lost: [Int64: [UInt64]] = [:]
     for page in pages where page.extraction?.lost == true { lost[page.item.crawl, default: []].append(page.item.fingerprint) }
-    for (crawl, fingerprints) in lost.sorted(by: { $0.key < $1.key }) {
-      try db.query(
+    return lost.sorted(by: { $0.key < $1.key }).map { crawl, fingerprints in
+      (
         "UPDATE pages SET lost_crawl = $1 WHERE fingerprint = ANY($2::bigint[])",
-        [.int(crawl), .text(arrayLiteral(fingerprints.map { String(Int64(bitPattern: $0)) }))])
+        [.int(crawl), .text(arrayLiteral(fingerprints.map { String(Int64(bitPattern: $0)) }))]
+      )
     }
   }
 

@@ -109,7 +109,7 @@ extension PostgresStore {
         try db.query(
           """
           UPDATE outbox SET owner = NULL, lease_until = NULL
-          WHERE owner IS NOT NULL AND state = 'pending' AND lease_until < \(PostgresLease.now("$1"))
+          WHERE owner IS NOT NULL AND state = 'pending' AND lease_until <= \(PostgresLease.now("$1"))
           """, [leaseNow(Date())])
       }
     }

@@ -4,6 +4,9 @@ import ForageStore
 import ForageSupport
 
 extension PostgresStore {
+  /// One statement and its `$1`… parameters.
+  typealias Statement = (sql: String, params: [PostgresValue])
+
   // MARK: Commit
 
   /// Commits fetched pages in one transaction: for each page its frontier
@@ -20,12 +23,21 @@ extension PostgresStore {
   public func commit(_ pages: [PageCommit]) async throws -> CommitResult {
     guard !pages.isEmpty else { return CommitResult() }
     let owners = self.owners
+    // Two or three round trips (see `pipelinedCommit`) when every claim is
+    // still held; else, or for a batch naming an entry twice, a statement at a time.
+    if Set(pages.map(\.item.id)).count == pages.count {
+      do {
+        let result = try await run { db in try Self.pipelinedCommit(db, pages, owners: owners) }
+        for page in pages { self.owners[page.item.id] = nil }
+        if let newest = result.changes.last?.id { changeBell.ring(latest: newest) }
+        return result
+      } catch is PipelinedCommitDeclined {}
+    }
     let result = try await run { db in
       var result = CommitResult()
       let held = try Self.updateFrontierStates(db, pages, owners: owners)
       let heldPages = pages.filter { held.contains($0.item.id) }
       try Self.writeRecords(db, heldPages, into: &result)
-      try Self.writeCoverage(db, heldPages)
       // Page rows, "kept" marks and links go in once for the batch: pages of
       // one site share most links, and each page's statements waited for
       // the server in turn.
@@ -39,11 +51,13 @@ extension PostgresStore {
       }
       try Self.upsertPages(db, pageRows)
       for (crawl, fingerprints) in kept.sorted(by: { $0.key < $1.key }) {
-        try db.query(
-          "UPDATE pages SET kept_crawl = $1 WHERE fingerprint = ANY($2::bigint[])",
-          [.int(crawl), .text(Self.arrayLiteral(fingerprints.map { String(Int64(bitPattern: $0)) }))])
+        let statement = Self.keptStatement(fingerprints, crawl: crawl)
+        try db.query(statement.sql, statement.params)
       }
       try Self.markLostPages(db, heldPages)
+      // The crawl's running coverage, written by every worker of the crawl,
+      // goes in late for the same reason as the links below.
+      try Self.writeCoverage(db, heldPages)
       // Last, in crawl id order (every worker takes them in the same order,
       // so commits never deadlock on them): the crawl row is locked from
       // its links' insert to the commit, not for the whole transaction.
@@ -102,7 +116,13 @@ extension PostgresStore {
   private static func storedRecords(
     _ db: PostgresConnection, _ keys: [RecordKey], completedCrawlOf sources: [String]
   ) throws -> (rows: [RecordKey: StoredRecordRow], completed: [String: Bool]) {
-    let rows = try db.query(
+    let statement = storedRecordsStatement(keys, completedCrawlOf: sources)
+    return storedRecords(try db.query(statement.sql, statement.params))
+  }
+
+  /// The statement of ``storedRecords(_:_:completedCrawlOf:)``.
+  static func storedRecordsStatement(_ keys: [RecordKey], completedCrawlOf sources: [String]) -> Statement {
+    (
       """
       WITH locked AS (
         SELECT r.id, r.content_hash, r.fields, r.removed_at, r.source, r.key
@@ -119,7 +139,12 @@ extension PostgresStore {
         .text(arrayLiteral(keys.map { quoted(String($0.source.text)) })),
         .text(arrayLiteral(keys.map { quoted(String($0.key.text)) })),
         .text(arrayLiteral(sources.map(quoted))),
-      ])
+      ]
+    )
+  }
+
+  /// What ``storedRecordsStatement(_:completedCrawlOf:)`` read.
+  static func storedRecords(_ rows: PostgresResult) -> (rows: [RecordKey: StoredRecordRow], completed: [String: Bool]) {
     var found: [RecordKey: StoredRecordRow] = [:]
     var completed: [String: Bool] = [:]
     for row in 0..<rows.count {
@@ -138,8 +163,18 @@ extension PostgresStore {
   /// those the store had after all (another worker's commit inserted them).
   private static func insertRecords(_ db: PostgresConnection, _ inserts: [RecordPlan.Insert]) throws -> [RecordKey] {
     guard !inserts.isEmpty else { return [] }
+    let statement = insertRecordsStatement(inserts, skippingStored: true)
+    let written = try db.query(statement.sql, statement.params)
+    guard written.count < inserts.count else { return [] }
+    let added = Set((0..<written.count).map { RecordKey(source: written.string($0, 0), key: written.string($0, 1)) })
+    return inserts.map { RecordKey($0.record) }.filter { !added.contains($0) }
+  }
+
+  /// The insert of `inserts`; a row the store has already is skipped when
+  /// `skippingStored`, and fails the statement (a unique violation) when not.
+  static func insertRecordsStatement(_ inserts: [RecordPlan.Insert], skippingStored: Bool) -> Statement {
     func column(_ value: (RecordPlan.Insert) -> String) -> PostgresValue { .text(arrayLiteral(inserts.map(value))) }
-    let written = try db.query(
+    return (
       """
       INSERT INTO records (source, key, url, fields, content_hash, first_seen, last_seen, page, seen_crawl)
       SELECT u.source, u.key, u.url, u.fields, u.hash, u.first, u.last, u.page, u.crawl
@@ -148,7 +183,7 @@ extension PostgresStore {
           $9::bigint[])
         WITH ORDINALITY AS u (source, key, url, fields, hash, first, last, page, crawl, n)
       ORDER BY u.n
-      ON CONFLICT (source, key) DO NOTHING
+      \(skippingStored ? "ON CONFLICT (source, key) DO NOTHING" : "")
       RETURNING source, key
       """,
       [
@@ -156,10 +191,8 @@ extension PostgresStore {
         column { quoted($0.record.fieldsJSON) }, column { String(Int64(bitPattern: $0.record.contentHash)) },
         column { String(milliseconds($0.firstSeen)) }, column { String(milliseconds($0.lastSeen)) },
         column { String(Int64(bitPattern: $0.page)) }, column { String($0.crawl) },
-      ])
-    guard written.count < inserts.count else { return [] }
-    let added = Set((0..<written.count).map { RecordKey(source: written.string($0, 0), key: written.string($0, 1)) })
-    return inserts.map { RecordKey($0.record) }.filter { !added.contains($0) }
+      ]
+    )
   }
 
   /// Writes the stored rows' updates in one statement: each one's sighting,
@@ -167,8 +200,14 @@ extension PostgresStore {
   /// row only seen again was not removed).
   private static func updateRecords(_ db: PostgresConnection, _ updates: [RecordPlan.Update]) throws {
     guard !updates.isEmpty else { return }
+    let statement = updateRecordsStatement(updates)
+    try db.query(statement.sql, statement.params)
+  }
+
+  /// The statement of ``updateRecords(_:_:)``.
+  static func updateRecordsStatement(_ updates: [RecordPlan.Update]) -> Statement {
     func column(_ value: (RecordPlan.Update) -> String) -> PostgresValue { .text(arrayLiteral(updates.map(value))) }
-    try db.query(
+    return (
       """
       UPDATE records r SET url = u.url, last_seen = u.at, page = u.page, seen_crawl = u.crawl,
         fields = COALESCE(u.fields, r.fields), content_hash = u.hash, removed_at = NULL
@@ -180,15 +219,22 @@ extension PostgresStore {
         column { String($0.id) }, column { quoted($0.url) }, column { String(milliseconds($0.lastSeen)) },
         column { String(Int64(bitPattern: $0.page)) }, column { String($0.crawl) },
         column { $0.fieldsJSON.map(quoted) ?? "NULL" }, column { String(Int64(bitPattern: $0.contentHash)) },
-      ])
+      ]
+    )
   }
 
   /// Writes `changes` in one statement, in order; returns them with their
   /// ids (and their dates as stored, to the millisecond).
   static func writeChanges(_ db: PostgresConnection, _ changes: [RecordChange]) throws -> [RecordChange] {
     guard !changes.isEmpty else { return [] }
+    let statement = changesStatement(changes)
+    return try written(changes, try db.query(statement.sql, statement.params))
+  }
+
+  /// The insert of ``writeChanges(_:_:)``.
+  static func changesStatement(_ changes: [RecordChange]) -> Statement {
     func column(_ value: (RecordChange) -> String) -> PostgresValue { .text(arrayLiteral(changes.map(value))) }
-    let written = try db.query(
+    return (
       """
       INSERT INTO changes (source, key, kind, url, before, after, at, run, changed_fields)
       SELECT u.source, u.key, u.kind, u.url, u.before, u.after, u.at, u.run, u.changed_fields
@@ -203,7 +249,12 @@ extension PostgresStore {
         column { $0.beforeJSON.map(quoted) ?? "NULL" }, column { $0.afterJSON.map(quoted) ?? "NULL" },
         column { String(milliseconds($0.at)) }, column { $0.run.map { String($0) } ?? "NULL" },
         column { quoted(ChangedFields.encode($0.changedFields)) },
-      ])
+      ]
+    )
+  }
+
+  /// `changes` with the ids that ``changesStatement(_:)`` returned.
+  static func written(_ changes: [RecordChange], _ written: PostgresResult) throws -> [RecordChange] {
     // Ids come from the sequence in insertion order, which is `n`'s.
     let ids = (0..<written.count).map { written.int64($0, 0) }.sorted()
     guard ids.count == changes.count else { throw StoreError.notFound("the ids of a commit's changes") }
@@ -220,9 +271,18 @@ extension PostgresStore {
   static func writeOutbox(_ db: PostgresConnection, _ routed: [(change: RecordChange, channels: [String])]) throws
     -> Int
   {
+    guard let statement = outboxStatement(routed) else { return 0 }
+    try db.query(statement.sql, statement.params)
+    return statement.rows
+  }
+
+  /// The insert of ``writeOutbox(_:_:)`` and how many rows it writes; nil when none.
+  static func outboxStatement(_ routed: [(change: RecordChange, channels: [String])])
+    -> (sql: String, params: [PostgresValue], rows: Int)?
+  {
     let rows = routed.flatMap { item in item.channels.map { (item.change, $0) } }
-    guard !rows.isEmpty else { return 0 }
-    try db.query(
+    guard !rows.isEmpty else { return nil }
+    return (
       """
       INSERT INTO outbox (change, channel, message_id, next_at, created_at)
       SELECT u.change, u.channel, u.message, u.at, u.at
@@ -232,8 +292,9 @@ extension PostgresStore {
         .text(arrayLiteral(rows.map { String($0.0.id) })), .text(arrayLiteral(rows.map { quoted($0.1) })),
         .text(arrayLiteral(rows.map { _ in SQLiteStore.newMessageID() })),
         .text(arrayLiteral(rows.map { String(milliseconds($0.0.at)) })),
-      ])
-    return rows.count
+      ],
+      rows.count
+    )
   }
 
   /// Adds the links whose fingerprints `crawl` lacks while its frontier has
@@ -254,45 +315,98 @@ extension PostgresStore {
   private static func insertLinks(
     _ db: PostgresConnection, _ links: [FrontierSeed], crawl: Int64, cap: Int?
   ) throws -> Int {
-    var order: [UInt64] = []
-    var shortest: [UInt64: FrontierSeed] = [:]
-    for link in links {
-      if let known = shortest[link.fingerprint] {
-        if link.depth < known.depth { shortest[link.fingerprint] = link }
-      } else {
-        order.append(link.fingerprint)
-        shortest[link.fingerprint] = link
+    var batch = LinkBatch(links, crawl: crawl, cap: cap)
+    let lookup = batch.lookup
+    let statements = batch.writes(existing: try db.query(lookup.sql, lookup.params))
+    var added: PostgresResult?
+    for statement in statements { added = try db.query(statement.sql, statement.params) }
+    return try batch.added(added)
+  }
+
+  /// The links of one crawl in a commit: the lookup of those it has, then
+  /// the update of depths lowered and the insert of the new ones (see
+  /// ``insertLinks(_:_:crawl:cap:)``, which runs them one after another; a
+  /// pipelined commit sends the lookup with its first statements and the
+  /// writes with its last).
+  struct LinkBatch {
+    let crawl: Int64
+    let cap: Int?
+    /// Fingerprints in the order first seen, and each one's link at its least depth.
+    private var order: [UInt64] = []
+    private var shortest: [UInt64: FrontierSeed] = [:]
+    private var inserting = false
+
+    init(_ links: [FrontierSeed], crawl: Int64, cap: Int?) {
+      self.crawl = crawl
+      self.cap = cap
+      for link in links {
+        if let known = shortest[link.fingerprint] {
+          if link.depth < known.depth { shortest[link.fingerprint] = link }
+        } else {
+          order.append(link.fingerprint)
+          shortest[link.fingerprint] = link
+        }
       }
     }
-    let existing = try db.query(
-      "SELECT fingerprint, depth FROM frontier WHERE crawl = $1 AND fingerprint = ANY($2::bigint[])",
-      [.int(crawl), .text(arrayLiteral(order.map { String(Int64(bitPattern: $0)) }))])
-    var depths: [UInt64: Int] = [:]
-    for row in 0..<existing.count { depths[existing.uint64(row, 0)] = existing.int(row, 1) }
-    var fresh: [FrontierSeed] = []
-    var lowered: [FrontierSeed] = []
-    for fingerprint in order {
-      let link = shortest[fingerprint]!
-      if let depth = depths[fingerprint] {
-        if link.depth < depth { lowered.append(link) }
-      } else {
-        fresh.append(link)
+
+    /// The lookup of the links' fingerprints the crawl has, with their depths.
+    var lookup: Statement {
+      (
+        "SELECT fingerprint, depth FROM frontier WHERE crawl = $1 AND fingerprint = ANY($2::bigint[])",
+        [.int(crawl), .text(PostgresStore.arrayLiteral(order.map { String(Int64(bitPattern: $0)) }))]
+      )
+    }
+
+    /// The writes, given what `lookup` found: the depths lowered, then the
+    /// new links' insert (the last statement, when there are new links).
+    mutating func writes(existing: PostgresResult) -> [Statement] {
+      var depths: [UInt64: Int] = [:]
+      for row in 0..<existing.count { depths[existing.uint64(row, 0)] = existing.int(row, 1) }
+      var fresh: [FrontierSeed] = []
+      var lowered: [FrontierSeed] = []
+      for fingerprint in order {
+        let link = shortest[fingerprint]!
+        if let depth = depths[fingerprint] {
+          if link.depth < depth { lowered.append(link) }
+        } else {
+          fresh.append(link)
+        }
       }
+      var statements: [Statement] = []
+      if !lowered.isEmpty { statements.append(PostgresStore.lowerDepthsStatement(lowered, crawl: crawl)) }
+      inserting = !fresh.isEmpty
+      if inserting { statements.append(PostgresStore.insertLinksStatement(fresh, crawl: crawl, cap: cap)) }
+      return statements
     }
-    if !lowered.isEmpty {
-      try db.query(
-        """
-        UPDATE frontier f SET depth = u.depth
-        FROM unnest($2::bigint[], $3::integer[]) AS u (fingerprint, depth)
-        WHERE f.crawl = $1 AND f.fingerprint = u.fingerprint AND f.state = 'queued' AND f.depth > u.depth
-        """,
-        [
-          .int(crawl), .text(arrayLiteral(lowered.map { String(Int64(bitPattern: $0.fingerprint)) })),
-          .text(arrayLiteral(lowered.map { String($0.depth) })),
-        ])
+
+    /// How many links the insert added, from the last write's result.
+    ///
+    /// - Throws: `StoreError.notFound` when the crawl does not exist.
+    func added(_ last: PostgresResult?) throws -> Int {
+      guard inserting, let last else { return 0 }
+      guard last.count > 0 else { throw StoreError.notFound("crawl with id \(crawl)") }
+      return last.int(0, 0)
     }
-    guard !fresh.isEmpty else { return 0 }
-    let added = try db.query(
+  }
+
+  /// Lowers the depth of the crawl's queued entries that `lowered` reaches sooner.
+  static func lowerDepthsStatement(_ lowered: [FrontierSeed], crawl: Int64) -> Statement {
+    (
+      """
+      UPDATE frontier f SET depth = u.depth
+      FROM unnest($2::bigint[], $3::integer[]) AS u (fingerprint, depth)
+      WHERE f.crawl = $1 AND f.fingerprint = u.fingerprint AND f.state = 'queued' AND f.depth > u.depth
+      """,
+      [
+        .int(crawl), .text(arrayLiteral(lowered.map { String(Int64(bitPattern: $0.fingerprint)) })),
+        .text(arrayLiteral(lowered.map { String($0.depth) })),
+      ]
+    )
+  }
+
+  /// Inserts `fresh` while the crawl's frontier is under `cap`, and adds to its size what it inserted.
+  static func insertLinksStatement(_ fresh: [FrontierSeed], crawl: Int64, cap: Int?) -> Statement {
+    (
       """
       WITH crawl AS (SELECT frontier_size FROM crawls WHERE id = $1 FOR UPDATE),
       added AS (
@@ -313,9 +427,16 @@ extension PostgresStore {
         .text(arrayLiteral(fresh.map { String($0.depth) })),
         .text(arrayLiteral(fresh.map { $0.lastModified.map { String(milliseconds($0)) } ?? "NULL" })),
         .int(cap.map(Int64.init) ?? Int64.max),
-      ])
-    guard added.count > 0 else { throw StoreError.notFound("crawl with id \(crawl)") }
-    return added.int(0, 0)
+      ]
+    )
+  }
+
+  /// Marks the pages of `fingerprints` as keeping their records in `crawl`.
+  static func keptStatement(_ fingerprints: [UInt64], crawl: Int64) -> Statement {
+    (
+      "UPDATE pages SET kept_crawl = $1 WHERE fingerprint = ANY($2::bigint[])",
+      [.int(crawl), .text(arrayLiteral(fingerprints.map { String(Int64(bitPattern: $0)) }))]
+    )
   }
 
   /// A PostgreSQL array literal of already formatted elements: `{a,b}`.
@@ -390,8 +511,26 @@ extension PostgresStore {
       }
       return held
     }
+    let statement = frontierStatesStatement(pages, owners: owners)
+    let written = try db.query(statement.sql, statement.params)
+    let held = Set((0..<written.count).map { written.int64($0, 0) })
+    let missing = ids.filter { !held.contains($0) }
+    if !missing.isEmpty {
+      let found = try db.query(
+        "SELECT id FROM frontier WHERE id = ANY($1::bigint[])", [.text(arrayLiteral(missing.map { String($0) }))])
+      let present = Set((0..<found.count).map { found.int64($0, 0) })
+      if let absent = missing.first(where: { !present.contains($0) }) {
+        throw StoreError.notFound("frontier entry with id \(absent)")
+      }
+    }
+    return held
+  }
+
+  /// The update of ``updateFrontierStates(_:_:owners:)`` for a batch that
+  /// names each entry once; it returns the ids of the entries written.
+  static func frontierStatesStatement(_ pages: [PageCommit], owners: [Int64: String]) -> Statement {
     func column(_ value: (PageCommit) -> String) -> PostgresValue { .text(arrayLiteral(pages.map(value))) }
-    let written = try db.query(
+    return (
       """
       UPDATE frontier f SET
         state = CASE u.kind
@@ -418,18 +557,8 @@ extension PostgresStore {
         column { if case .failed(let permanent, _) = $0.outcome { permanent ? "true" : "false" } else { "false" } },
         column { if case .failed(_, let maxAttempts) = $0.outcome { String(maxAttempts) } else { "0" } },
         column { owners[$0.item.id].map(quoted) ?? "NULL" },
-      ])
-    let held = Set((0..<written.count).map { written.int64($0, 0) })
-    let missing = ids.filter { !held.contains($0) }
-    if !missing.isEmpty {
-      let found = try db.query(
-        "SELECT id FROM frontier WHERE id = ANY($1::bigint[])", [.text(arrayLiteral(missing.map { String($0) }))])
-      let present = Set((0..<found.count).map { found.int64($0, 0) })
-      if let absent = missing.first(where: { !present.contains($0) }) {
-        throw StoreError.notFound("frontier entry with id \(absent)")
-      }
-    }
-    return held
+      ]
+    )
   }
 
   /// Inserts or updates the rows of `pages` in one statement; of two rows
@@ -438,11 +567,16 @@ extension PostgresStore {
     guard !pages.isEmpty else { return }
     var last: [UInt64: Int] = [:]
     for (i, page) in pages.enumerated() { last[page.fingerprint] = i }
-    let rows = pages.indices.filter { last[pages[$0].fingerprint] == $0 }.map { pages[$0] }
+    let statement = upsertPagesStatement(pages.indices.filter { last[pages[$0].fingerprint] == $0 }.map { pages[$0] })
+    try db.query(statement.sql, statement.params)
+  }
+
+  /// The upsert of ``upsertPages(_:_:)``, of rows with distinct fingerprints.
+  static func upsertPagesStatement(_ rows: [PageRecord]) -> Statement {
     func column(_ value: (PageRecord) -> String?) -> PostgresValue {
       .text(arrayLiteral(rows.map { value($0).map(quoted) ?? "NULL" }))
     }
-    try db.query(
+    return (
       """
       INSERT INTO pages (
         fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links, encoding, record_count)
@@ -461,7 +595,8 @@ extension PostgresStore {
         column { $0.contentHash.map { String(Int64(bitPattern: $0)) } },
         column { String(milliseconds($0.fetchedAt)) }, column { LinkList.encode($0.links, pageURL: $0.url) },
         column { $0.encoding }, column { String($0.recordCount) },
-      ])
+      ]
+    )
   }
 
   // MARK: Reading pages, records and changes
@@ -492,7 +627,7 @@ extension PostgresStore {
     let list = "{" + fingerprints.map { String(Int64(bitPattern: $0)) }.joined(separator: ",") + "}"
     // On the second connection, with the claims: a job looks its claimed
     // pages up while a commit may hold the store's connection.
-    return try await politeness.perform(transaction: false) { db in
+    return try await side.perform(transaction: false) { db in
       let result = try db.query("SELECT \(Self.pageColumns) FROM pages WHERE fingerprint = ANY($1::bigint[])", [.text(list)])
       var found: [UInt64: PageRecord] = [:]
       for row in 0..<result.count {

@@ -39,8 +39,10 @@ public actor PostgresStore: Store {
   var owners: [Int64: String] = [:]
   /// How many times a lost connection was found and made again.
   public private(set) var reconnections = 0
-  /// Per-host politeness and the robots.txt election, on a second connection.
-  let politeness: PostgresPoliteness
+  /// The store's second connection: frontier claims and counts, page
+  /// lookups, host tickets and the robots.txt election, which must not wait
+  /// behind a commit on this one.
+  let side: PostgresSideConnection
   /// Rung after each commit of this store that wrote changes: wakes its change streams.
   nonisolated let changeBell = ChangeBell()
   /// Where the store is, for the change streams' own connections.
@@ -88,7 +90,7 @@ public actor PostgresStore: Store {
     self.location = parsed.redacted
     self.url = parsed
     self.reconnectTimeout = reconnectTimeout
-    self.politeness = PostgresPoliteness(url: parsed, reconnectTimeout: reconnectTimeout)
+    self.side = PostgresSideConnection(url: parsed, reconnectTimeout: reconnectTimeout)
   }
 
   /// A store shared by other processes: claims of others are live.
@@ -198,7 +200,7 @@ public actor PostgresStore: Store {
   public func close() async throws {
     closed = true
     db.close()
-    await politeness.close()
+    await side.close()
   }
 
   var closed = false

@@ -91,7 +91,7 @@ extension SQLiteStore {
     let db = self.db
     let at = Self.milliseconds(now)
     return try db.transaction {
-      var conditions = ["(state = 'queued' OR (state = 'claimed' AND lease_until < ?1))", "id > ?4"]
+      var conditions = ["(state = 'queued' OR (state = 'claimed' AND lease_until <= ?1))", "id > ?4"]
       if let ids { conditions.append("id IN (" + ids.map(String.init).joined(separator: ",") + ")") }
       if maxRemaining != nil {
         conditions.append(

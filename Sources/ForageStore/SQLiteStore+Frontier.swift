@@ -100,7 +100,7 @@ extension SQLiteStore {
         SELECT id FROM (
           SELECT id, depth FROM frontier WHERE crawl = ?1 AND state = 'queued'
           UNION ALL
-          SELECT id, depth FROM frontier WHERE crawl = ?1 AND state = 'claimed' AND lease_until < ?2
+          SELECT id, depth FROM frontier WHERE crawl = ?1 AND state = 'claimed' AND lease_until <= ?2
           ORDER BY depth, id LIMIT ?3))
       RETURNING id, url, fingerprint, depth, attempts, lastmod
       """)

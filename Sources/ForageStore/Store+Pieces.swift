@@ -2,6 +2,9 @@ import Foundation
 
 // The pieces of `Store`, each a small protocol of its own, so that a reader (and a
 // conformance test) can take one concern at a time. `Store` composes them all.
+//
+// Every lease (frontier entries, notifications, downloads, launches) has one
+// boundary: it is held while `now < leaseUntil`; at `leaseUntil` it has passed.
 
 /// A crawl's frontier: the URLs a crawl has yet to fetch, claimed by workers.
 public protocol FrontierStore: AnyObject, Sendable {

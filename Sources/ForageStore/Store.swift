@@ -388,7 +388,10 @@ public struct StoredRecord: Sendable, Hashable {
   public var contentHash: UInt64
   /// When it was first stored.
   public var firstSeen: Date
-  /// When a page last gave it (or a 304 vouched for it).
+  /// When a page last gave it. A page that was not read again (a 304 Not
+  /// Modified, see `PageCommit.keepsRecords`) keeps its records for the
+  /// crawl without moving this date: the page's row records that visit, so a
+  /// recrawl answered 304 writes nothing per record.
   public var lastSeen: Date
   /// When a completed crawl did not see it again; nil while it is present.
   public var removedAt: Date?

@@ -110,6 +110,43 @@ struct PostgresConnectionTests {
     #expect(db.isOpen)
   }
 
+  /// A transaction's last statements and its COMMIT go in one pipeline: what
+  /// they wrote is committed, and when one fails, nothing of the transaction
+  /// is left and the connection goes on.
+  @Test func test_issue27_pipelineCommitting_commitsWithTheLastStatements_orRollsAllBack() async throws {
+    try await withTable(pipelineCommitting)
+  }
+
+  // A method, as `pipelineInsideATransaction` (the same compiler crash).
+  func pipelineCommitting(_ db: PostgresConnection) throws {
+    let results = try db.transaction { () throws -> [PostgresResult] in
+      try db.query("INSERT INTO t (id, v) VALUES ($1, 'first')", [.int(Int64(1))])
+      return try db.pipelineCommitting { p in
+        p.send("INSERT INTO t (id, v) VALUES ($1, 'x') RETURNING id", [.int(Int64(2))])
+      }
+    }
+    #expect(results.count == 1 && results[0].int64(0, 0) == 2)
+    #expect(try count(db) == 2)
+    var failed = false
+    do {
+      try db.transaction { () throws -> Void in
+        try db.query("INSERT INTO t (id, v) VALUES ($1, 'x')", [.int(Int64(3))])
+        _ = try db.pipelineCommitting { p in
+          p.send("INSERT INTO t (id, v) VALUES ($1, 'x')", [.int(Int64(4))])
+          p.send("INSERT INTO t (id, v) VALUES ($1, 'x')", [.int(Int64(1))])  // a duplicate key
+        }
+      }
+    } catch is StoreError {
+      failed = true
+    }
+    #expect(failed)
+    #expect(try count(db) == 2, "the failed transaction left nothing")
+    #expect(db.isOpen)
+    // The connection is out of the failed transaction: the next one works.
+    try db.transaction { () throws -> Void in _ = try db.query("INSERT INTO t (id, v) VALUES ($1, 'x')", [.int(Int64(5))]) }
+    #expect(try count(db) == 3)
+  }
+
   /// BEGIN goes with a transaction's first statement (one round trip fewer): every
   /// statement after it must still be inside the same transaction.
   @Test func test_issue27_aTransactionsDeferredBegin_stillHoldsEveryStatement() async throws {

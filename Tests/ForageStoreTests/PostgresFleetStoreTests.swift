@@ -214,6 +214,9 @@ struct PostgresFleetStoreTests {
   /// server's clock). Concurrency and delay are in PolitenessConformanceTests.
   @Test func test_hostTickets_expire() async throws {
     try await withTwoWorkers { a, b in
+      // b's first call opens its second connection: made before the short
+      // lease starts (on a loaded machine it took longer than the lease).
+      #expect(try await ticket(b, "http://warm.example", "b", concurrency: 1) != nil)
       let third = "http://third.example"
       #expect(try await ticket(a, third, "a", concurrency: 1, lease: .milliseconds(50)) != nil)
       #expect(try await ticket(b, third, "b", concurrency: 1) == nil)
@@ -258,6 +261,9 @@ struct PostgresFleetStoreTests {
   /// clock). The election itself is in PolitenessConformanceTests.
   @Test func test_robotsFetch_isClaimedByOneWorker_untilItsLeasePasses() async throws {
     try await withTwoWorkers { a, b in
+      // b's first call opens its second connection: made before the short
+      // lease starts (on a loaded machine it took longer than the lease).
+      #expect(try await b.claimRobotsFetch(origin: "https://warm.example", lease: .seconds(60)))
       #expect(try await a.claimRobotsFetch(origin: "https://example.com", lease: .milliseconds(80)))
       #expect(try await !b.claimRobotsFetch(origin: "https://example.com", lease: .seconds(60)))
       try await Task.sleep(for: .milliseconds(150))

@@ -118,6 +118,25 @@ struct HostTicketPoolTests {
     #expect(await store.held.isEmpty)
   }
 
+  /// Issue 27: a launch that ends gives back every slot it holds at once,
+  /// not after the flush delay: a worker that exited within that delay of
+  /// its last request left the host's slots taken in the store, and the
+  /// fleet's next launch waited about half a minute (their leases) to fetch.
+  @Test func test_issue27_returnUnused_givesEveryFreeTicketBackAtOnce() async throws {
+    let store = FakeStore()
+    // A flush delay no test waits for: only returnUnused can give them back.
+    let pool = pool(store, hold: .seconds(3600), flushDelay: .seconds(3600))
+    // (The fake store counts one budget over all hosts: b's allows 4 more.)
+    for (host, concurrency) in [("http://a.example", 4), ("http://b.example", 8)] {
+      let ticket = try #require(await pool.take(host: host, concurrency: concurrency, delay: .zero, lease: .seconds(30)))
+      await pool.give(host: host, ticket: ticket)
+    }
+    #expect(await store.held.count == 8)
+    await pool.returnUnused()
+    #expect(await store.held.isEmpty)
+    #expect(await store.gives == 2, "one call per host")
+  }
+
   @Test func test_issue27_aHostWithNothingInFlight_givesItsUnusedTicketsBack() async throws {
     let store = FakeStore()
     let pool = pool(store, hold: .seconds(3600))

@@ -371,6 +371,48 @@ import ForageStore
     #expect(m.lanes[0].frontier == .claiming)
   }
 
+  /// Issue 27: a fleet's empty claim that a commit finished during (the
+  /// counts, read beside that commit, may show its pages still claimed)
+  /// claims again at once instead of waiting for the fleet: a single worker
+  /// waited a poll there whenever its commit landed first.
+  @Test func test_issue27_fleet_anEmptyClaimThatACommitRacedWith_claimsAgainAtOnce() {
+    var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 1)
+    _ = m.start()
+    _ = m.handle(.claimed(lane: 0, items: Self.items(0, 1...1), generation: 0))
+    #expect(m.lanes[0].frontier == .claiming)
+    #expect(Self.commits(m.handle(.fetched(lane: 0, page: "a"))) == [["a"]])
+    _ = m.handle(.committed(CommitCounts()))
+    // The claim out since before that commit comes back empty; its counts
+    // still show a's entry claimed.
+    let again = m.handle(.claimed(lane: 0, items: [], generation: 0, fleet: FrontierCounts(queued: 0, claimed: 1)))
+    #expect(!again.contains { if case .wait(.fleet) = $0 { true } else { false } }, "\(again)")
+    guard case .claim(0, _, 1) = again.first, again.count == 1 else {
+      Issue.record("\(again)")
+      return
+    }
+    #expect(m.lanes[0].frontier == .claiming && m.lanes[0].fleetWaits == 0)
+  }
+
+  /// Issue 27: a fleet's waits in a row are counted, so that its looks come
+  /// soon at first (10 ms, doubling up to the 500 ms poll: another worker's
+  /// commit that adds links lands within milliseconds); a claim that brings
+  /// entries starts the count over.
+  @Test func test_issue27_fleet_waitsInARow_backOff_andAClaimWithEntriesStartsOver() {
+    var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 10)
+    _ = m.start()
+    for n in 1...3 {
+      let wait = m.handle(.claimed(lane: 0, items: [], generation: 0, fleet: FrontierCounts(claimed: 3)))
+      #expect(wait.contains { if case .wait(.fleet(lane: 0)) = $0 { true } else { false } }, "\(wait)")
+      #expect(m.lanes[0].fleetWaits == n)
+      _ = m.handle(.fleetWaitOver(lane: 0))
+    }
+    _ = m.handle(.claimed(lane: 0, items: Self.items(0, 1...2), generation: 0))
+    #expect(m.lanes[0].fleetWaits == 0)
+    #expect(
+      (0...7).map { EngineDefaults.fleetPoll(after: $0) }
+        == [10, 20, 40, 80, 160, 320, 500, 500].map { Duration.milliseconds($0) })
+  }
+
   @Test func test_issue28_fleet_anEmptyClaimWithURLsQueued_claimsAgainAtOnce() {
     var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 10)
     _ = m.start()

@@ -24,6 +24,8 @@ package final class Job: Sendable {
   let fetcher: Fetcher
   let canonicalizer: URLCanonicalizer
   let owner: String
+  /// The fleet's per-host request slots this job holds (a shared store's); nil otherwise.
+  let hostBudget: StoreHostBudget?
   /// Decides which changes are notable; nil when the config has no channels.
   let router: NotificationRouter?
   /// Delivers notifications while the job runs; nil when the config has no channels.
@@ -52,9 +54,11 @@ package final class Job: Sendable {
     self.canonicalizer = URLCanonicalizer(removingQueryParameters: config.removeQueryParameters)
     let owner = "pid-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
     self.owner = owner
+    let hostBudget = store.isShared ? StoreHostBudget(store: store, owner: owner) : nil
+    self.hostBudget = hostBudget
     self.fetcher = Fetcher(
       transport: transport, settings: config.fetch, robotsArchive: StoreRobotsArchive(store: store),
-      hostBudget: store.isShared ? StoreHostBudget(store: store, owner: owner) : nil)
+      hostBudget: hostBudget)
     self.router = NotificationRouter(config: config)
     self.notifier =
       config.notify.isEmpty ? nil : notifier ?? Notifier(config: config, store: store, transport: transport, now: now)
@@ -277,6 +281,13 @@ package final class Job: Sendable {
           case .commit(let batch):
             group.addTask { .event(.committed(try await self.commit(batch))) }
           case .wait(let wait):
+            // The fleet's looks come sooner at first (see `fleetPoll(after:)`).
+            let fleetDelay: Duration
+            if case .fleet(let lane) = wait {
+              fleetDelay = EngineDefaults.fleetPoll(after: machine.lanes[lane].fleetWaits - 1)
+            } else {
+              fleetDelay = EngineDefaults.fleetPoll
+            }
             group.addTask {
               switch wait {
               case .commitInterval:
@@ -286,7 +297,7 @@ package final class Job: Sendable {
                 try? await Task.sleep(for: EngineDefaults.grace)
                 return .event(.graceOver)
               case .fleet(let lane):
-                try? await Task.sleep(for: EngineDefaults.fleetPoll)
+                try? await Task.sleep(for: fleetDelay)
                 return .event(.fleetWaitOver(lane: lane))
               }
             }
@@ -325,7 +336,9 @@ package final class Job: Sendable {
       }
     }
     // Entries claimed and not fetched, claimed by this launch and failed, or
-    // waiting for a retry go back to the queue.
+    // waiting for a retry go back to the queue; so do the fleet's request
+    // slots this launch holds.
+    await hostBudget?.returnUnused()
     try await store.releaseClaims(owner: owner)
     return outcome ?? (machine.stoppedOnRequest ? .interrupted : .budget)
   }

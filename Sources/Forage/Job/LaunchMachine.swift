@@ -55,8 +55,10 @@ import ForageStore
 /// its URLs return when its leases pass. An empty claim comes back with the
 /// frontier's counts; with URLs queued (another worker released some) the
 /// source claims again at once, with URLs held by others it waits
-/// (``Wait/fleet(lane:)``) and claims again, and with neither its frontier
-/// is dry. A stop ends the wait.
+/// (``Wait/fleet(lane:)``; the executor waits longer after each wait in a
+/// row, ``Lane/fleetWaits``) and claims again, and with neither its frontier
+/// is dry. An empty claim that a commit finished during claims again at
+/// once: its counts may predate that commit. A stop ends the wait.
 ///
 /// ## Stopping
 ///
@@ -122,6 +124,9 @@ struct LaunchMachine<Page: LaunchPage> {
     var uncommitted = 0
     /// Pages processed and waiting for a commit (not yet in one).
     var waiting = 0
+    /// Fleet waits in a row since the last claim that brought entries (the
+    /// executor waits longer after each: ``EngineDefaults/fleetPoll(after:)``).
+    var fleetWaits = 0
     /// Entries of this launch already started: one that failed goes back to
     /// the queue for a later launch and is not fetched again now.
     var attempted: Set<Int64> = []
@@ -359,12 +364,16 @@ struct LaunchMachine<Page: LaunchPage> {
       // waiting pages are committed at once and their links claimed after
       // (waiting for the fleet's poll there stalled a crawl of paginated
       // listings at every page).
-      if fleet.queued > 0 {
-        return [.claim(lane: lane, limit: lanes[lane].claimSize, generation: generation)]
+      // A commit that finished since the claim started may have changed
+      // what the counts say (they may predate it): claim again at once.
+      if fleet.queued > 0 || generation != commits {
+        return [.claim(lane: lane, limit: lanes[lane].claimSize, generation: commits)]
       }
       lanes[lane].frontier = .waitingForFleet(generation: generation)
+      lanes[lane].fleetWaits += 1
       return [.wait(.fleet(lane: lane))]
     }
+    if !items.isEmpty { lanes[lane].fleetWaits = 0 }
     var fresh: [FrontierItem] = []
     for item in items where lanes[lane].attempted.insert(item.id).inserted { fresh.append(item) }
     if lanes[lane].head == lanes[lane].queue.count {

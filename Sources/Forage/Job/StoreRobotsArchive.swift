@@ -71,4 +71,9 @@ struct StoreHostBudget: SharedHostBudget {
   func give(host: String, ticket: Int64) async {
     await pool.give(host: host, ticket: ticket)
   }
+
+  /// Gives back every ticket no request uses (see ``HostTicketPool/returnUnused()``).
+  func returnUnused() async {
+    await pool.returnUnused()
+  }
 }

@@ -32,6 +32,58 @@ import Testing
     }
   }
 
+  /// One boundary for every lease (frontier entries, notifications,
+  /// downloads, launches): held while `now < leaseUntil`, passed at
+  /// `leaseUntil`. The frontier and downloads held their leases one instant
+  /// longer than notifications and launches (`<` against `<=`).
+  @Test(arguments: StoreKind.all) func test_everyLease_isHeldBeforeItsEnd_andPassedAtIt(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
+      // A notification of the first crawl's new record, due at t0.
+      try await crawl(store, [PagePlan(n: 1, records: [rec("a", 1)])], router: RecordingRouter(), at: t0)
+      let due = t0 + 100
+      #expect(try await claimOutbox(store, limit: 1, owner: "a", lease: 60, at: due).count == 1)
+      #expect(try await claimOutbox(store, limit: 1, owner: "b", lease: 60, at: due + 59.999).isEmpty)
+      #expect(try await claimOutbox(store, limit: 1, owner: "b", lease: 60, at: due + 60).count == 1)
+
+      let crawl = try await store.openCrawl(source: "f", seeds: [seed(1)], now: t0)
+      #expect(try await claimFrontier(store, crawl.id, limit: 1, owner: "a", lease: 60, at: t0).count == 1)
+      #expect(try await claimFrontier(store, crawl.id, limit: 1, owner: "b", lease: 60, at: t0 + 59.999).isEmpty)
+      #expect(try await claimFrontier(store, crawl.id, limit: 1, owner: "b", lease: 60, at: t0 + 60).count == 1)
+
+      let download = try await store.enqueueDownload(DownloadConformanceTests.request(1), repeat: .keep, now: t0).id
+      #expect(try await claimDownloads(store, limit: 1, owner: "a", lease: 60, at: t0).map(\.id) == [download])
+      #expect(try await claimDownloads(store, limit: 1, owner: "b", lease: 60, at: t0 + 59.999).isEmpty)
+      #expect(try await claimDownloads(store, limit: 1, owner: "b", lease: 60, at: t0 + 60).map(\.id) == [download])
+
+      let elects = store.isShared
+      #expect(try await electLaunch(store, task: "t", due: t0, owner: "a", lease: 10))
+      #expect(try await electLaunch(store, task: "t", due: t0 + 9.999, owner: "b", lease: 10) == !elects)
+      #expect(try await electLaunch(store, task: "t", due: t0 + 10, owner: "b", lease: 10))
+    }
+  }
+
+  /// Releasing every claim (owner nil, as a process does at start): a
+  /// store of one process releases them all (a crashed run left them); a
+  /// shared store only those whose lease has passed, and the live claims of
+  /// other workers stay theirs.
+  @Test(arguments: StoreKind.all) func test_releaseClaims_ofAll_keepsOthersLiveClaims_whenShared(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
+      // The release counts on the current time: leases around it.
+      let now = Date()
+      let crawl = try await store.openCrawl(source: "s", seeds: [seed(1), seed(2)], now: now)
+      let live = try await claimFrontier(store, crawl.id, limit: 1, owner: "live", lease: 600, at: now)
+      let dead = try await claimFrontier(store, crawl.id, limit: 1, owner: "dead", lease: 60, at: now - 3600)
+      #expect(live.count == 1 && dead.count == 1)
+      try await releaseFrontier(store, owner: nil)
+      #expect(
+        try await store.frontierCounts(crawl: crawl.id)
+          == (store.isShared ? FrontierCounts(queued: 1, claimed: 1) : FrontierCounts(queued: 2)))
+      // The live claim is still its owner's: another worker takes only the released entry.
+      let taken = try await claimFrontier(store, crawl.id, limit: 2, owner: "next", lease: 60, at: now)
+      #expect(taken.map(\.id) == (store.isShared ? dead : (live + dead).sorted { $0.id < $1.id }).map(\.id))
+    }
+  }
+
   /// One launch of a task per due time across a shared store: a claim held
   /// past `due` refuses other owners, its holder asking again is granted,
   /// and a lapsed claim is granted to the next launcher. A store of one

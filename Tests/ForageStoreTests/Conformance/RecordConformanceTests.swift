@@ -295,6 +295,22 @@ import Testing
     }
   }
 
+  /// `StoredRecord.lastSeen` is when a page last gave the record: a page
+  /// answered 304 keeps its records for the crawl (they are not removed)
+  /// without moving their `lastSeen` (the doc said a 304 did).
+  @Test(arguments: StoreKind.all) func test_a304Page_keepsItsRecords_withoutMovingTheirLastSeen(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
+      try await crawl(store, [PagePlan(n: 1, records: [rec("a", 1)]), PagePlan(n: 2, records: [rec("c", 3, page: 2)])], at: t0)
+      let (_, completion) = try await crawl(
+        store, [PagePlan(n: 1, records: [rec("a", 1)]), PagePlan(n: 2, keepsRecords: true)], at: t0 + 60)
+      #expect(try #require(completion).removed.isEmpty)
+      let records = try await store.records(source: "s", afterID: 0, limit: 10)
+      #expect(records.first { $0.key == "a" }?.lastSeen == t0 + 60)
+      #expect(records.first { $0.key == "c" }?.lastSeen == t0)
+      #expect(records.allSatisfy { $0.removedAt == nil })
+    }
+  }
+
   /// A page that failed in a way that may pass (`keepsRecords`, outcome
   /// failed) vouches for its records like a 304: a completed crawl keeps them.
   @Test(arguments: StoreKind.all) func test_aFailedPageThatKeepsItsRecords_isNotEmptiedByCompletion(_ kind: StoreKind) async throws {

@@ -3,11 +3,12 @@ import Foundation
 import ForageStore
 import ForageSupport
 
-/// The fleet's per-host politeness, robots.txt election, frontier claims and
-/// page lookups, on a connection of their own: a request start or a claim
-/// waits for one short transaction, never behind a commit of many pages on
-/// the store's connection.
-actor PostgresPoliteness {
+/// The store's second connection, with a thread of its own: frontier claims
+/// and counts, page lookups, the fleet's per-host request slots and the
+/// robots.txt election run here, so that a request start or a claim waits
+/// for one short statement, never behind a commit of many pages on the
+/// store's own connection. (It began as the fleet's politeness connection.)
+actor PostgresSideConnection {
   /// A thread of its own, as `PostgresStore` has: its calls block on the server.
   private let executor = ThreadExecutor(name: "forage-pg-host")
   nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -30,7 +31,10 @@ actor PostgresPoliteness {
   /// a loss, with backoff for up to `reconnectTimeout`.
   private func run<T>(transaction: Bool = true, _ body: (PostgresConnection) throws -> T) async throws -> T {
     try await PostgresStore.retrying(for: reconnectTimeout) {
-      if db?.isOpen != true { db = try PostgresConnection(url: url, connectTimeout: 5) }
+      if db?.isOpen != true {
+        db = try PostgresConnection(url: url, connectTimeout: 5)
+        db?.label = "side"
+      }
       let db = self.db!
       return transaction ? try db.transaction { try body(db) } : try body(db)
     }
@@ -87,7 +91,7 @@ actor PostgresPoliteness {
         INSERT INTO robots_fetches AS f (origin, until)
         VALUES ($1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $2)
         ON CONFLICT (origin) DO UPDATE SET until = excluded.until
-        WHERE f.until < (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+        WHERE f.until <= (extract(epoch FROM clock_timestamp()) * 1000)::bigint
         RETURNING origin
         """, [.text(origin), .int(leaseMS)]
       ).count == 1
@@ -113,7 +117,7 @@ extension PostgresStore {
   public nonisolated func takeHostTickets(
     host: String, owner: String, concurrency: Int, delay: Duration, count: Int, lease: Duration, returning: [Int64]
   ) async throws -> [Int64] {
-    try await politeness.takeHostTickets(
+    try await side.takeHostTickets(
       host: host, owner: owner, concurrency: concurrency, delay: delay, count: count, lease: lease,
       returning: returning)
   }
@@ -122,7 +126,7 @@ extension PostgresStore {
   ///
   /// - Throws: `StoreError` when a statement fails.
   public nonisolated func returnHostTickets(_ tickets: [Int64], owner: String) async throws {
-    try await politeness.returnHostTickets(tickets, owner: owner)
+    try await side.returnHostTickets(tickets, owner: owner)
   }
 
   /// True when this worker should download `origin`'s robots.txt now: it
@@ -131,7 +135,7 @@ extension PostgresStore {
   ///
   /// - Throws: `StoreError` when a statement fails.
   public nonisolated func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool {
-    try await politeness.claimRobotsFetch(origin: origin, lease: lease)
+    try await side.claimRobotsFetch(origin: origin, lease: lease)
   }
 }
 #endif
