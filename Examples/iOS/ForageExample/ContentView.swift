@@ -13,14 +13,14 @@ struct ContentView: View {
           }
         }
         Section("Records") {
-          ForEach(model.rows) { row in
+          ForEach(model.records) { record in
             HStack {
               VStack(alignment: .leading) {
-                Text(row.title)
-                Text(row.source).font(.caption).foregroundStyle(.secondary)
+                Text(record.value.title)
+                Text(record.source).font(.caption).foregroundStyle(.secondary)
               }
               Spacer()
-              Text(row.lastSeen, format: .relative(presentation: .named))
+              Text(record.lastSeen, format: .relative(presentation: .named))
                 .font(.caption).foregroundStyle(.secondary)
             }
           }
@@ -30,13 +30,13 @@ struct ContentView: View {
             .onChange(of: wifiOnly) { _, value in Settings.wifiOnly = value }
           Text("Applies from the next launch of the app.").font(.caption).foregroundStyle(.secondary)
         }
-        if let problem = model.problem {
+        if let problem = model.problem ?? model.prices?.problem ?? model.catalog?.problem {
           Section("Problem") { Text(problem).foregroundStyle(.red) }
         }
       }
       .navigationTitle("Forage")
       .refreshable { await model.reload() }
-      .task { await model.reload() }
+      .task { await model.follow() }
     }
   }
 
