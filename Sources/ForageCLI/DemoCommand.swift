@@ -27,7 +27,11 @@ struct DemoCommand: Command {
   ]
   static let discussion = """
     Starts a demo shop on 127.0.0.1 whose prices change, products go away and
-    news feed grows as simulated time passes. Then simulates DAYS days of a
+    news feed grows as simulated time passes. Over 2 days or more, the shop is
+    redesigned on the morning of day 2 (its product container's class renamed:
+    every page still answers, the selector finds nothing) and changes back at
+    noon, so the story shows Forage holding the removals, the source.unhealthy
+    alert and the recovery with source.recovered. Then simulates DAYS days of a
     phone on the given profile: each background launch the system would grant
     runs the real job (the same engine as 'forage run') against the shop at
     that simulated moment, within the launch's budget. Prints the launches and
@@ -72,6 +76,13 @@ struct DemoCommand: Command {
     if port != nil && !serve { throw UsageError("--port goes with --serve") }
     json = args.flag("--json")
     try args.expectNoMore()
+  }
+
+  /// When the story's shop is redesigned: the morning of the second day
+  /// (midnight to noon), so that a launch finds it redesigned and a later one
+  /// the same day finds it changed back; none in a one-day story.
+  static func redesign(days: Int, start: Date) -> Range<Date>? {
+    days >= 2 ? start.addingTimeInterval(86_400)..<start.addingTimeInterval(86_400 * 1.5) : nil
   }
 
   /// The config `forage demo --serve` prints: the shop at `baseURL`.
@@ -129,7 +140,10 @@ struct DemoCommand: Command {
     let storePath = store ?? folder + "/forage-demo.sqlite"
     let start = SchedulerDefaults.simulationStart
     let shop: LiveDemoShop
-    do { shop = try LiveDemoShop(products: products, start: start) } catch {
+    do {
+      shop = try LiveDemoShop(
+        products: products, start: start, redesignedDuring: DemoCommand.redesign(days: days, start: start))
+    } catch {
       out.error("forage demo: cannot start the demo shop: \(error)")
       return .jobFailed
     }
@@ -154,7 +168,9 @@ struct DemoCommand: Command {
         config: config, store: opened, profile: device, days: Double(days), seed: seed, live: true,
         launchStarts: { shop.setTime($0) })
       let end = start.addingTimeInterval(Double(days) * 86_400)
-      let story = try await DemoStory.tell(result: result, store: opened, folder: folder, end: end)
+      var story = try await DemoStory.tell(result: result, store: opened, folder: folder, end: end)
+      story.redesign = DemoCommand.redesign(days: days, start: start)
+      story.start = start
       var options = HTMLReport.Options()
       options.days = Double(days)
       options.profile = device

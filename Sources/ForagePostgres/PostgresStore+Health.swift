@@ -352,6 +352,33 @@ extension PostgresStore {
     }
   }
 
+  /// The last `limit` crawls of `source` with a stored coverage, newest first.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func crawlHealth(source: String, limit: Int) async throws -> [CrawlHealth] {
+    try await run(transaction: false) { db in
+      let r = try db.query(
+        """
+        SELECT c.id, c.started_at, c.completed_at, CASE WHEN c.healthy THEN 1 WHEN NOT c.healthy THEN 0 END,
+          f.field, f.records, f.present, f.missing, f.empty
+        FROM crawls c JOIN crawl_fields f ON f.crawl = c.id
+        WHERE c.id IN (
+          SELECT t.crawl FROM crawl_fields t JOIN crawls s ON s.id = t.crawl
+          WHERE t.field = '' AND s.source = $1 ORDER BY t.crawl DESC LIMIT $2)
+        ORDER BY c.id DESC, f.field
+        """, [.text(source), .int(max(0, limit))])
+      let rows = r.rows {
+        CrawlHealth.Row(
+          crawl: r.int64($0, 0), startedAt: r.date($0, 1), completedAt: r.optionalDate($0, 2),
+          healthy: r.optionalInt64($0, 3).map { $0 != 0 },
+          coverage: CoverageRow(
+            crawl: r.int64($0, 0), field: r.string($0, 4), records: r.int($0, 5), present: r.int($0, 6),
+            missing: r.int($0, 7), empty: r.int($0, 8)))
+      }
+      return CrawlHealth.grouped(rows, source: source)
+    }
+  }
+
   /// Applies what `source`'s open episode holds and ends it as accepted.
   ///
   /// - Throws: `StoreError` when a statement fails (nothing is applied then).

@@ -441,6 +441,32 @@ extension SQLiteStore {
     return try select.rows { Self.episode(from: $0, held: $0.int(12)) }
   }
 
+  /// The last `limit` crawls of `source` with a stored coverage, newest first.
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func crawlHealth(source: String, limit: Int) async throws -> [CrawlHealth] {
+    let select = try db.statement(
+      """
+      SELECT c.id, c.started_at, c.completed_at, c.healthy, f.field, f.records, f.present, f.missing, f.empty
+      FROM crawls c JOIN crawl_fields f ON f.crawl = c.id
+      WHERE c.id IN (
+        SELECT t.crawl FROM crawl_fields t JOIN crawls s ON s.id = t.crawl
+        WHERE t.field = '' AND s.source = ?1 ORDER BY t.crawl DESC LIMIT ?2)
+      ORDER BY c.id DESC, f.field
+      """)
+    try select.bind(source, at: 1)
+    try select.bind(max(0, limit), at: 2)
+    let rows = try select.rows {
+      CrawlHealth.Row(
+        crawl: $0.int64(0), startedAt: Self.date($0.int64(1)), completedAt: $0.optionalInt64(2).map(Self.date),
+        healthy: $0.optionalInt64(3).map { $0 != 0 },
+        coverage: CoverageRow(
+          crawl: $0.int64(0), field: $0.string(4), records: $0.int(5), present: $0.int(6), missing: $0.int(7),
+          empty: $0.int(8)))
+    }
+    return CrawlHealth.grouped(rows, source: source)
+  }
+
   /// Applies what `source`'s open episode holds and ends it as accepted.
   ///
   /// - Throws: `StoreError` when a statement fails (nothing is applied then).

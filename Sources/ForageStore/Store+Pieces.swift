@@ -248,6 +248,11 @@ public protocol HealthStore: AnyObject, Sendable {
   /// accepted with a `source.recovered` notification; one transaction. Nil
   /// when the source has no open episode.
   func acceptHeldChanges(source: String, router: (any ChangeRouter)?, now: Date) async throws -> HealthAcceptance?
+
+  /// The last `limit` crawls of `source` whose pages were read for health
+  /// (a crawl with a stored coverage), newest first: records, field
+  /// coverage and whether each completed healthy.
+  func crawlHealth(source: String, limit: Int) async throws -> [CrawlHealth]
 }
 
 /// How far each of an app's record sinks has applied the changes: one cursor

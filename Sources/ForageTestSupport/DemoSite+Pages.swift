@@ -151,9 +151,11 @@ extension DemoSite {
     html += nav()
     let categoryLink = layout == .dynamic ? "../category/\(c)" : "../category/\(c)/"
     html += "<P CLASS=crumbs><a href=\"/\">Home</a> &gt; <a href=\(categoryLink)>\(categoryName(c))</a>\n"
+    // Redesigned: the container's class renamed, the rest as it was.
+    let container = redesigned ? "product-card" : "product"
     html += unquoted
-      ? "<DIV CLASS=product DATA-SKU=\(product.sku)>\n"
-      : "<div class=\"product\" data-sku=\"\(product.sku)\">\n"
+      ? "<DIV CLASS=\(container) DATA-SKU=\(product.sku)>\n"
+      : "<div class=\"\(container)\" data-sku=\"\(product.sku)\">\n"
     let title = encode(product.title, references: references)
     html += uppercase ? "<H1 CLASS=\"product-title\">\(title)</H1>\n" : "<h1 class=\"product-title\">\(title)</h1>\n"
     let price = rng.chance(4) ? "&#36;" + product.price.dropFirst() : product.price

@@ -50,6 +50,11 @@ public struct DemoSite: Sendable {
   /// several days has changes to report. Day 0 is the site as it always was.
   public private(set) var day = 0
 
+  /// True when the shop is redesigned: each product page's container is
+  /// `<div class="product-card">` instead of `<div class="product">`, so a
+  /// `div.product` selector finds nothing while every page still answers 200.
+  public var redesigned = false
+
   /// The same shop on `day` of its life (see ``day``).
   public func on(day: Int) -> DemoSite {
     var copy = self

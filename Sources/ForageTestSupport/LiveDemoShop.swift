@@ -4,7 +4,8 @@ import Foundation
 /// The demo shop as time passes, for `forage demo`: product pages from a
 /// ``DemoSite`` on the day of its life that the (simulated) clock has reached,
 /// so prices change and products go away, and a news feed at `/news.xml`
-/// with an entry every eight hours up to that time.
+/// with an entry every eight hours up to that time. While the clock is in
+/// `redesignedDuring` the shop is redesigned (see ``DemoSite/redesigned``).
 ///
 ///     let shop = try LiveDemoShop(products: 60, start: start)
 ///     shop.setTime(start + 36 * 3600)    // day 1: some prices changed
@@ -17,16 +18,23 @@ public final class LiveDemoShop: Sendable {
   let server: TestServer
   private let now: Locked<Date>
 
-  /// Starts serving on 127.0.0.1 (`port` 0: a free one), at `start`.
+  /// While the shop's clock is in this span, the product pages are redesigned.
+  public let redesignedDuring: Range<Date>?
+
+  /// Starts serving on 127.0.0.1 (`port` 0: a free one), at `start`;
+  /// redesigned while its clock is in `redesignedDuring`.
   ///
   /// - Throws: ``TestServerError`` when the socket cannot be set up.
-  public init(products: Int = 60, seed: UInt64 = 1, start: Date, port: UInt16 = 0) throws {
+  public init(
+    products: Int = 60, seed: UInt64 = 1, start: Date, port: UInt16 = 0, redesignedDuring: Range<Date>? = nil
+  ) throws {
     let site = DemoSite(products: products, seed: seed)
     let now = Locked(start)
     let origin = Locked("")
     self.site = site
     self.start = start
     self.now = now
+    self.redesignedDuring = redesignedDuring
     server = try TestServer(
       routes: [
         "/news.xml": Route { _ in
@@ -35,8 +43,11 @@ public final class LiveDemoShop: Sendable {
             body: Array(LiveDemoShop.news(site: site, start: start, until: now.withLock { $0 }).utf8))
         },
         "/*": Route { request in
-          let day = Int(max(0, now.withLock { $0 }.timeIntervalSince(start)) / 86_400)
-          return site.on(day: day).response(for: request.target, origin: origin.withLock { $0 })
+          let time = now.withLock { $0 }
+          let day = Int(max(0, time.timeIntervalSince(start)) / 86_400)
+          var shown = site.on(day: day)
+          shown.redesigned = redesignedDuring?.contains(time) ?? false
+          return shown.response(for: request.target, origin: origin.withLock { $0 })
             ?? .notFound(request.path)
         },
       ], port: port)

@@ -116,12 +116,19 @@ extension Report {
   }
 
   func notificationTable(_ list: [OutboxNotification], reasonHeading: String, next: Bool = false) -> String {
-    var h = "<div class=\"scroll\"><table><thead><tr><th>Channel</th><th>Change</th><th class=\"n\">Attempts</th>"
+    var h = "<div class=\"scroll\"><table><thead><tr><th>Channel</th><th>Change or event</th><th class=\"n\">Attempts</th>"
     h += next ? "<th>Next attempt</th>" : "<th>Queued</th>"
     h += "<th>\(esc(reasonHeading))</th></tr></thead><tbody>\n"
     for n in list {
-      h += "<tr><td class=\"name\">\(esc(n.channel))</td><td><span class=\"badge \(Report.kindClass(n.change.kind))\">"
-      h += "\(n.change.kind.rawValue)</span> \(esc(n.change.source)) <code class=\"key\">\(esc(n.change.key))</code></td>"
+      h += "<tr><td class=\"name\">\(esc(n.channel))</td><td>"
+      if let event = n.event {
+        // A source event (issue 29), not a record's change: its kind and episode.
+        h += "<span class=\"badge \(event.kind == .unhealthy ? "bad" : "k-new")\">\(event.kind.rawValue)</span> "
+        h += "\(esc(event.episode.source)) <span class=\"muted\">\(esc(event.episode.evidence))</span></td>"
+      } else {
+        h += "<span class=\"badge \(Report.kindClass(n.change.kind))\">\(n.change.kind.rawValue)</span> "
+        h += "\(esc(n.change.source)) <code class=\"key\">\(esc(n.change.key))</code></td>"
+      }
       h += "<td class=\"n\">\(n.attempts)</td><td>\(esc(dateText(next ? n.nextAttemptAt : n.createdAt)))</td>"
       h += "<td class=\"cause\">\(esc(n.lastError ?? "given up"))</td></tr>\n"
     }
@@ -186,6 +193,9 @@ extension Report {
     .badge.bad{background:var(--del);color:var(--del-fg)}
     .k-new,.k-restored{background:var(--ins);color:var(--ins-fg)}.k-removed{background:var(--del);color:var(--del-fg)}
     .k-changed{background:var(--budget);color:#1d1f21}
+    .h-records{fill:var(--ok)}.h-held{fill:var(--failed)}.cov{fill:none;stroke:var(--age);stroke-width:1.5}
+    .ep-band{fill:var(--failed);opacity:.14}.ep-start,.ep-end{stroke:var(--failed);stroke-width:2}
+    .ep-end{stroke-dasharray:4 3}.episodes{margin:.3em 0;padding-left:1.2em}.episodes li{margin:.2em 0}
     .change{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:8px 12px;margin:10px 0}
     .change .head{display:flex;flex-wrap:wrap;gap:4px 10px;align-items:baseline}
     table{border-collapse:collapse;width:100%;font-size:.92em}

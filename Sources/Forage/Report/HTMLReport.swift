@@ -6,8 +6,9 @@ import ForageSupport
 /// A store as one self-contained HTML page (`forage report`): a timeline of
 /// each task's launches, how old each source's data was over time (and, with
 /// a config, the simulator's forecast), recent changes with their field
-/// diffs, errors grouped by cause, pages and time per page per source, and
-/// the notification outbox.
+/// diffs, errors grouped by cause, pages and time per page per source, each
+/// source's record count and field coverage per crawl with its episodes of
+/// held changes, and the notification outbox.
 ///
 ///     let html = try await HTMLReport.render(store: store, config: config)
 ///     try html.write(toFile: "report.html", atomically: true, encoding: .utf8)
@@ -60,6 +61,11 @@ package enum HTMLReport {
     let changes = try await store.changes(matching: ChangeQuery(limit: max(0, options.changes)))
     let dead = status.notifications.dead > 0 ? try await store.notifications(state: .dead, limit: 20) : []
     let pending = status.notifications.pending > 0 ? try await store.notifications(state: .pending, limit: 20) : []
+    var crawlHealth: [String: [CrawlHealth]] = [:]
+    for source in status.sources {
+      crawlHealth[source.name] = try await store.crawlHealth(source: source.name, limit: options.launchesPerSource)
+    }
+    let episodes = try await store.healthEpisodes(limit: 200)
     let forecast: Forecast
     if let config {
       if config.tasks.isEmpty {
@@ -74,7 +80,7 @@ package enum HTMLReport {
     }
     let report = Report(
       options: options, now: now, status: status, runs: runs, changes: changes, dead: dead, pending: pending,
-      forecast: forecast)
+      forecast: forecast, crawlHealth: crawlHealth, episodes: episodes)
     return report.html()
   }
 
@@ -100,6 +106,10 @@ struct Report {
   var dead: [OutboxNotification]
   var pending: [OutboxNotification]
   var forecast: HTMLReport.Forecast
+  /// Per source, its last crawls' health, newest first.
+  var crawlHealth: [String: [CrawlHealth]] = [:]
+  /// Health episodes, open ones first.
+  var episodes: [HealthEpisode] = []
 
   /// The span the timeline and freshness charts cover: from the oldest
   /// launch within `days` (a little before it) to now, at least a minute.
@@ -131,6 +141,7 @@ struct Report {
     h += launchesSection()
     h += freshnessSection()
     h += pagesSection()
+    h += healthSection()
     h += changesSection()
     h += errorsSection()
     h += outboxSection()
