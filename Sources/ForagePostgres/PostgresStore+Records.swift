@@ -704,18 +704,24 @@ extension PostgresStore {
   }
 
   /// Drops changes past each named source's retention, except those with a
-  /// pending notification (see `Store.pruneHistory`).
+  /// pending notification and those a record sink delivered to within the
+  /// retention's `sinkHold` has not applied yet (see `Store.pruneHistory`).
   ///
   /// - Throws: `StoreError` when a statement fails (nothing is dropped then).
   public func pruneHistory(_ retention: [String: HistoryRetention], now: Date) async throws -> Int {
-    try await run { db in
+    let nowMS = Self.milliseconds(now)
+    return try await run { db in
       var dropped = 0
       let keepPending = "AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.change = changes.id AND o.state = 'pending')"
+      let keepUnapplied =
+        "AND id <= (SELECT coalesce(min(change), 9223372036854775807) FROM sink_cursors WHERE updated_at >= $3)"
       for (source, rule) in retention.sorted(by: { $0.key < $1.key }) {
+        let holdCutoff = PostgresValue.int(rule.sinkHoldCutoff(nowMS: nowMS))
         if let maxAge = rule.maxAge {
-          let cutoff = Self.milliseconds(now) - maxAge.milliseconds
+          let cutoff = nowMS - maxAge.milliseconds
           dropped += try Self.pruned(
-            db, "DELETE FROM changes WHERE source = $1 AND at < $2 \(keepPending)", [.text(source), .int(cutoff)])
+            db, "DELETE FROM changes WHERE source = $1 AND at < $2 \(keepPending) \(keepUnapplied)",
+            [.text(source), .int(cutoff), holdCutoff])
         }
         if let keep = rule.keep {
           dropped += try Self.pruned(
@@ -726,8 +732,8 @@ extension PostgresStore {
                 SELECT id, row_number() OVER (PARTITION BY key ORDER BY id DESC) AS newer
                 FROM changes WHERE source = $1) ranked
               WHERE newer > $2)
-            \(keepPending)
-            """, [.text(source), .int(keep)])
+            \(keepPending) \(keepUnapplied)
+            """, [.text(source), .int(keep), holdCutoff])
         }
       }
       return dropped

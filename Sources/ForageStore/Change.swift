@@ -1,4 +1,5 @@
 import Foundation
+import ForageSupport
 
 /// What happened to a record.
 public enum ChangeKind: String, Sendable, Hashable, CaseIterable, Codable {
@@ -29,6 +30,18 @@ public struct HistoryRetention: Sendable, Hashable {
     self.keep = keep
     self.maxAge = maxAge
   }
+
+  /// How long a record sink keeps holding this history after its last
+  /// delivery: pruning keeps every change after the cursor of each sink
+  /// delivered to within it (so a sink misses nothing), and drops the
+  /// changes a sink not delivered to for longer still waits for (its next
+  /// delivery then throws `ChangeHistoryPruned`). The retention's `maxAge`,
+  /// or ``StoreDefaults/sinkHistoryHold`` when it has none.
+  public var sinkHold: Duration { maxAge ?? StoreDefaults.sinkHistoryHold }
+
+  /// The earliest last delivery (milliseconds since 1970) of a sink that
+  /// still holds this history at `nowMS`.
+  package func sinkHoldCutoff(nowMS: Int64) -> Int64 { nowMS - sinkHold.milliseconds }
 }
 
 /// Decides which notification channels a change goes to. The record rules

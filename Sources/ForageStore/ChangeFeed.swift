@@ -135,8 +135,9 @@ package final class ChangeBell: Sendable {
   }
 }
 
-/// A ``ChangeStream`` could not go on without skipping changes: the ones
-/// after its cursor were pruned from the store's history.
+/// A ``ChangeStream``, or a record sink's delivery, could not go on without
+/// skipping changes: the ones after its cursor were pruned from the store's
+/// history.
 ///
 /// Resume from ``oldestKept`` (every change after it is kept) or from
 /// `.start` (everything kept), knowing that some changes were lost.
@@ -147,19 +148,30 @@ public struct ChangeHistoryPruned: Error, Sendable, Hashable, CustomStringConver
   public var cursor: ChangeCursor
   /// The oldest cursor from which the history is complete.
   public var oldestKept: ChangeCursor
+  /// The record sink whose delivery stopped; nil for a stream.
+  public var sink: String?
 
-  /// The error for a stream of `source` at `cursor`; `oldestKept` is where the kept history is complete.
-  public init(source: String?, cursor: ChangeCursor, oldestKept: ChangeCursor) {
+  /// The error for a stream (or the sink `sink`) of `source` at `cursor`;
+  /// `oldestKept` is where the kept history is complete.
+  public init(source: String?, cursor: ChangeCursor, oldestKept: ChangeCursor, sink: String? = nil) {
     self.source = source
     self.cursor = cursor
     self.oldestKept = oldestKept
+    self.sink = sink
   }
 
   /// A sentence for the user.
   public var description: String {
     let whose = source.map { "of source \"\($0)\"" } ?? "of the store"
+    guard let sink else {
+      return
+        "Some changes \(whose) after cursor \(cursor) were pruned from the history, so the stream cannot go on "
+        + "without skipping them; the oldest cursor kept is \(oldestKept) (resume after it, or from the start)."
+    }
     return
-      "Some changes \(whose) after cursor \(cursor) were pruned from the history, so the stream cannot go on "
-      + "without skipping them; the oldest cursor kept is \(oldestKept) (resume after it, or from the start)."
+      "Some changes \(whose) after the cursor \(cursor) of sink \"\(sink)\" were pruned from the history (it was "
+      + "not delivered to for longer than their retention), so its delivery cannot go on without skipping them; "
+      + "the oldest cursor kept is \(oldestKept) (move the sink there, or to the start, knowing that some were lost)."
   }
 }
+

@@ -13,6 +13,11 @@ public enum StoreDefaults {
   /// another process committed (its own process's commits wake it at once).
   public static let changeStreamPoll: Duration = .milliseconds(250)
 
+  /// How long a record sink not delivered to keeps holding the history of
+  /// a source whose retention has no `maxAge` (with one, that age): see
+  /// ``HistoryRetention/sinkHold``.
+  public static let sinkHistoryHold: Duration = .seconds(30 * 86_400)
+
   /// Page cache per connection, in KiB (SQLite's default is 2 MiB): large
   /// frontiers and their indexes stay in memory during a crawl.
   ///

@@ -5,9 +5,17 @@ struct Migration {
   /// Unique and never reused; recorded in `forage_migrations` once applied.
   let name: String
   let apply: (SQLiteConnection) throws -> Void
+  /// Runs with foreign key enforcement off (set before its transaction, as
+  /// SQLite only changes it outside one) and checks every foreign key before
+  /// committing: a migration that rebuilds a table other tables refer to,
+  /// whose `DROP TABLE` would otherwise cascade into them.
+  ///
+  /// - SeeAlso: <https://www.sqlite.org/lang_altertable.html#otheralter>
+  let rebuildsReferencedTable: Bool
 
-  init(_ name: String, sql: String) {
+  init(_ name: String, rebuildsReferencedTable: Bool = false, sql: String) {
     self.name = name
+    self.rebuildsReferencedTable = rebuildsReferencedTable
     self.apply = { try $0.exec(sql) }
   }
 }
@@ -47,12 +55,22 @@ struct Migrator {
     let appliedSet = Set(applied)
     var done: [String] = []
     for migration in migrations where !appliedSet.contains(migration.name) {
+      if migration.rebuildsReferencedTable { try db.exec("PRAGMA foreign_keys = OFF") }
+      defer { if migration.rebuildsReferencedTable { try? db.exec("PRAGMA foreign_keys = ON") } }
       let applied = try db.transaction { () throws -> Bool in
         // Another process may have applied it since we looked.
         let check = try db.statement("SELECT 1 FROM forage_migrations WHERE name = ?")
         try check.bind(migration.name, at: 1)
         if try check.firstRow({ _ in true }) ?? false { return false }
         try migration.apply(db)
+        if migration.rebuildsReferencedTable {
+          let broken = try db.uncachedStatement("PRAGMA foreign_key_check").rows { $0.string(0) }
+          if let table = broken.first {
+            throw StoreError.notAStore(
+              path: db.path,
+              "rows of its table \(table) refer to rows that are missing, so \(migration.name) was not applied")
+          }
+        }
         let insert = try db.statement(
           "INSERT INTO forage_migrations (name, applied_at) VALUES (?, ?)")
         try insert.bind(migration.name, at: 1)
@@ -433,6 +451,38 @@ extension Migrator {
         change INTEGER NOT NULL,
         updated_at INTEGER NOT NULL
       ) STRICT;
+      """))
+    // Change ids are never used twice: without AUTOINCREMENT a new change
+    // took the id after the highest one still stored, so pruning the newest
+    // changes (all older than a maxAge) handed their ids out again, at or
+    // below the cursors of streams and sinks, which then skipped them. The
+    // table is rebuilt with its ids; the sequence starts above every id
+    // handed out before (the pruned marks, the sinks' cursors).
+    migrator.register(Migration("v16-change-ids-never-reused", rebuildsReferencedTable: true, sql: """
+      CREATE TABLE changes_v16 (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        source TEXT NOT NULL,
+        key TEXT NOT NULL,
+        kind TEXT NOT NULL
+          CHECK (kind = 'new' OR kind = 'changed' OR kind = 'removed' OR kind = 'restored'),
+        url TEXT NOT NULL DEFAULT '',
+        before TEXT,
+        after TEXT,
+        at INTEGER NOT NULL,
+        run INTEGER,
+        changed_fields TEXT
+      ) STRICT;
+      INSERT INTO changes_v16 (id, source, key, kind, url, before, after, at, run, changed_fields)
+        SELECT id, source, key, kind, url, before, after, at, run, changed_fields FROM changes ORDER BY id;
+      DROP TABLE changes;
+      ALTER TABLE changes_v16 RENAME TO changes;
+      CREATE INDEX changes_by_source ON changes (source, id);
+      CREATE INDEX changes_by_record ON changes (source, key, id);
+      DELETE FROM sqlite_sequence WHERE name = 'changes';
+      INSERT INTO sqlite_sequence (name, seq) SELECT 'changes', max(
+        (SELECT coalesce(max(id), 0) FROM changes),
+        (SELECT coalesce(max(through), 0) FROM history_pruned),
+        (SELECT coalesce(max(change), 0) FROM sink_cursors));
       """))
     return migrator
   }

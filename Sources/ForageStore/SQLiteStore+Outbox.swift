@@ -53,21 +53,28 @@ extension SQLiteStore {
 
   /// Drops changes past each named source's retention: beyond the newest
   /// `keep` of each record, or older than `maxAge`, unless a notification of
-  /// theirs is still pending (it needs the change to be sent). Their
-  /// delivered and dead notifications go with them.
+  /// theirs is still pending (it needs the change to be sent) or a record
+  /// sink delivered to within the retention's `sinkHold` has not applied it
+  /// yet (it is after the sink's cursor). Their delivered and dead
+  /// notifications go with them.
   ///
   /// - Throws: `StoreError` when a statement fails (nothing is dropped then).
   public func pruneHistory(_ retention: [String: HistoryRetention], now: Date) async throws -> Int {
     let db = self.db
+    let nowMS = Self.milliseconds(now)
     return try db.transaction {
       var dropped = 0
       let keepPending = "AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.change = changes.id AND o.state = 'pending')"
+      let keepUnapplied =
+        "AND id <= (SELECT coalesce(min(change), 9223372036854775807) FROM sink_cursors WHERE updated_at >= ?3)"
       for (source, rule) in retention.sorted(by: { $0.key < $1.key }) {
         if let maxAge = rule.maxAge {
-          let cutoff = Self.milliseconds(now) - maxAge.milliseconds
-          let delete = try db.statement("DELETE FROM changes WHERE source = ? AND at < ? \(keepPending) RETURNING id")
+          let cutoff = nowMS - maxAge.milliseconds
+          let delete = try db.statement(
+            "DELETE FROM changes WHERE source = ?1 AND at < ?2 \(keepPending) \(keepUnapplied) RETURNING id")
           try delete.bind(source, at: 1)
           try delete.bind(cutoff, at: 2)
+          try delete.bind(rule.sinkHoldCutoff(nowMS: nowMS), at: 3)
           dropped += try markPruned(delete, source: source)
         }
         if let keep = rule.keep {
@@ -78,11 +85,12 @@ extension SQLiteStore {
                 SELECT id, row_number() OVER (PARTITION BY key ORDER BY id DESC) AS newer
                 FROM changes WHERE source = ?1)
               WHERE newer > ?2)
-            \(keepPending)
+            \(keepPending) \(keepUnapplied)
             RETURNING id
             """)
           try delete.bind(source, at: 1)
           try delete.bind(keep, at: 2)
+          try delete.bind(rule.sinkHoldCutoff(nowMS: nowMS), at: 3)
           dropped += try markPruned(delete, source: source)
         }
       }

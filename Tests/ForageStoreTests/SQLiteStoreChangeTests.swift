@@ -68,3 +68,45 @@ import Testing
     #expect(completion?.removed.isEmpty == true)
   }
 }
+
+@Suite struct ChangeIDMigrationTests {
+  /// A store written before change ids were never reused (v16) keeps its
+  /// changes and their ids, the outbox rows that refer to them, and gives
+  /// the next change an id above every one handed out before: the ones
+  /// pruning dropped (its marks) and the sinks' cursors.
+  @Test func test_issue30_v15Store_keepsItsChangesAndOutbox_andNewIDsGoAboveThePrunedOnes() async throws {
+    let temp = TempStorePath()
+    do {
+      let db = try SQLiteConnection(path: temp.path)
+      try db.exec("PRAGMA foreign_keys = ON")
+      var old = Migrator()
+      old.migrations = Array(Migrator.forage.migrations.prefix { $0.name != "v16-change-ids-never-reused" })
+      #expect(old.migrations.last?.name == "v15-sink-cursors")
+      _ = try old.migrate(db, now: 0)
+      try db.exec(
+        """
+        INSERT INTO changes (id, source, key, kind, url, after, at) VALUES (1, 's', 'a', 'new', 'u', '{"p":1}', 0);
+        INSERT INTO changes (id, source, key, kind, url, before, after, at, changed_fields)
+          VALUES (3, 's', 'a', 'changed', 'u', '{"p":1}', '{"p":2}', 1, '["p"]');
+        INSERT INTO outbox (change, channel, message_id, next_at, created_at) VALUES (3, 'ops', 'msg_1', 0, 0);
+        INSERT INTO history_pruned (source, through) VALUES ('s', 7), ('t', 5);
+        INSERT INTO sink_cursors (name, change, updated_at) VALUES ('coredata', 6, 0);
+        """)
+      try db.close()
+    }
+    let store = try SQLiteStore(path: temp.path)
+    let kept = try await store.changes(source: nil, afterID: 0, limit: 10)
+    #expect(kept.map(\.id) == [1, 3])
+    #expect(kept[1].changedFields == ["p"])
+    let pending = try await store.claimNotifications(limit: 10, owner: "x", leaseUntil: t0 + 60, now: t0)
+    #expect(pending.map(\.change.id) == [3])
+    try await crawl(store, [PagePlan(n: 1, records: [rec("b", 1)])], at: t0)
+    let next = try await store.changes(source: nil, afterID: 3, limit: 10)
+    #expect(next.count == 1)
+    #expect(next.allSatisfy { $0.id > 7 }, "new change ids \(next.map(\.id)) are not above the pruned mark 7")
+    // Foreign keys are enforced again: pruning the change takes its outbox row along.
+    try await store.settleNotification(pending[0].id, .delivered, now: t0)
+    #expect(try await store.pruneHistory(["s": HistoryRetention(maxAge: .seconds(86_400))], now: t0) == 2)
+    #expect(try await store.notificationCounts(now: t0).delivered == 0)
+  }
+}

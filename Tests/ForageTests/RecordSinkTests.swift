@@ -102,6 +102,56 @@ import ForageTestSupport
     #expect(outlet[0].id > ids[1])
   }
 
+  /// Pruning keeps what a sink delivered to within the retention has not
+  /// applied; a sink left longer is told (naming the oldest cursor kept)
+  /// instead of silently missing changes, and can be moved on.
+  @Test func test_issue30_pruningKeepsWhatASinkHasNotApplied_andALapsedSinkIsTold() async throws {
+    let dir = TemporaryDirectory()
+    let (store, ids) = try await store(records: 4, in: dir)
+    let engine = recordEngine(store, sources: ["catalog"])
+    let sink = MemorySink(failing: [2])
+    await #expect(throws: MemorySink.Refused.self) {
+      try await engine.deliver(to: sink, as: "memory", batchSize: 2)
+    }
+    #expect(try await store.sinkCursor("memory") == ids[1])
+    // Every change is past maxAge; the sink was delivered to just now.
+    let retention = ["catalog": HistoryRetention(maxAge: .seconds(86_400))]
+    #expect(try await store.pruneHistory(retention, now: Date()) == 2)
+    let report = try await engine.deliver(to: sink, as: "memory", batchSize: 2)
+    #expect(report.delivered == 2 && report.caughtUp)
+    #expect(sink.batches == [Array(ids[0..<2]), Array(ids[2..<4])])
+
+    // Two days without a delivery: the sink no longer holds the history.
+    let more = try await RecordWriter(store: store, source: "catalog").crawl(
+      (0..<2).map { ("m\($0)", #"{"n":\#($0)}"#) }, at: recordT0 + 60)
+    let newest = try #require(more.map(\.id).max())
+    // The two the sink applied, the crawl's new records and its removals of
+    // the others: all past maxAge, and nothing held.
+    #expect(try await store.pruneHistory(retention, now: Date() + 2 * 86_400) == 2 + more.count)
+    let error = try await #require(throws: ChangeHistoryPruned.self) {
+      try await engine.deliver(to: sink, as: "memory")
+    }
+    #expect(error.sink == "memory")
+    #expect(error.cursor == ChangeCursor(changeID: ids[3]))
+    #expect(error.oldestKept == ChangeCursor(changeID: newest))
+    #expect("\(error)".contains("sink \"memory\""))
+    #expect("\(error)".contains("the oldest cursor kept is \(newest)"))
+    #expect(sink.batches.count == 2)
+    #expect(try await store.sinkCursor("memory") == ids[3])
+
+    // Moved to the oldest cursor kept, it goes on with what comes next.
+    try await engine.moveSink(named: "memory", to: error.oldestKept)
+    #expect(try await engine.deliver(to: sink, as: "memory").delivered == 0)
+    let later = try await RecordWriter(store: store, source: "catalog").crawl(
+      [("z", #"{"n":1}"#)], at: recordT0 + 120)
+    try await engine.deliver(to: sink, as: "memory")
+    #expect(sink.batches.last == later.map(\.id))
+    try await engine.moveSink(named: "memory", to: .start)
+    #expect(try await store.sinkCursor("memory") == 0)
+    try await engine.moveSink(named: "memory", to: .latest)
+    #expect(try await store.sinkCursor("memory") == later.map(\.id).max())
+  }
+
   /// A sink registered with the engine is fed by a task's launch after its
   /// crawl: the launch's new record arrives without the app asking.
   @Test func test_aRegisteredSink_isDeliveredToByATaskLaunch() async throws {

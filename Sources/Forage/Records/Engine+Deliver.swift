@@ -28,7 +28,14 @@ extension Engine {
   ///   - deadline: no batch starts after it (the one in flight finishes).
   ///   - stop: no batch starts once it is requested.
   /// - Returns: what was delivered, and whether it caught up.
+  /// Pruning keeps every change a sink has not applied while it is
+  /// delivered to within its sources' retention (``HistoryRetention/sinkHold``:
+  /// the `maxAge`, else 30 days); a sink left longer may find changes after
+  /// its cursor pruned, and its delivery then throws rather than skip them.
+  ///
   /// - Throws: what `apply` throws (the cursor stays before that batch);
+  ///   ``ChangeHistoryPruned`` naming the oldest cursor kept when changes
+  ///   after the sink's cursor were pruned (see ``moveSink(named:to:)``);
   ///   store errors.
   @discardableResult
   public func deliver(
@@ -77,7 +84,19 @@ extension Engine {
       sink: name, delivered: 0, batches: 0, cursor: try await store.sinkCursor(name), caughtUp: false)
     while true {
       let batch = try await store.changes(source: source, afterID: report.cursor, limit: batchSize)
+      // Read after the batch: pruning past the cursor (of a sink that was
+      // not delivered to for longer than the retention holds it) since then
+      // shows here. A sink at 0 starts with the oldest change kept.
+      let pruned = try await store.historyPrunedThrough(source: source)
+      if report.cursor > 0 && pruned > report.cursor {
+        throw ChangeHistoryPruned(
+          source: source, cursor: ChangeCursor(changeID: report.cursor), oldestKept: ChangeCursor(changeID: pruned),
+          sink: name)
+      }
       guard let last = batch.last else {
+        // Delivered to now, with nothing new: the sink keeps holding the
+        // history after its cursor (see `HistoryRetention.sinkHold`).
+        if report.batches == 0 { try await store.setSinkCursor(name, to: report.cursor, now: Date()) }
         report.caughtUp = true
         return report
       }
@@ -93,6 +112,34 @@ extension Engine {
         report.caughtUp = true
         return report
       }
+    }
+  }
+
+  /// Moves the cursor of the sink `name`: `.start` delivers every change
+  /// kept again, `.after(cursor)` the changes after that one, `.latest`
+  /// only changes committed from now on. An app that rebuilt its own
+  /// database, or whose delivery threw ``ChangeHistoryPruned``, moves it
+  /// (to the error's `oldestKept`, knowing that some changes were lost).
+  ///
+  ///     try await engine.moveSink(named: "coredata", to: error.oldestKept)
+  ///
+  /// - Throws: store errors.
+  public func moveSink(named name: String, to cursor: ChangeCursor) async throws {
+    let id: Int64
+    if let change = cursor.changeID {
+      id = change
+    } else if cursor == .latest {
+      id = try await store.changes(matching: ChangeQuery(limit: 1)).first?.id ?? 0
+    } else {
+      id = 0
+    }
+    await SinkTurns.shared.enter(name)
+    do {
+      try await store.setSinkCursor(name, to: id, now: Date())
+      await SinkTurns.shared.leave(name)
+    } catch {
+      await SinkTurns.shared.leave(name)
+      throw error
     }
   }
 
