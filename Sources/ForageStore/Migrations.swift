@@ -148,7 +148,11 @@ extension Migrator {
   /// | `runs` | task runs; `sources` and `summary` as JSON | `id` |
   /// | `robots` | robots.txt answers per origin, kept until `expires_at` (see `RobotsFile`) | `origin` |
   /// | `pending_requests` | task requests not yet run, replaced as a set (see `PendingTaskRequest`) | `identifier` |
-  /// | `crawl_fields`, `health_episodes`, `held_changes` (extraction health) | see `SQLiteHealthSchema` | |
+  /// | `crawl_fields`, `health_episodes`, `held_changes` (v12, extraction health) | see `SQLiteHealthSchema` | |
+  /// | `history_pruned` (v13) | per source, the highest change id pruning dropped (a change stream resuming below it says so) | `source` |
+  /// | `changes` (v14) | `changed_fields`: the names of the fields a change touched, a JSON array; NULL before v14 (found when read) | — |
+  /// | `sink_cursors` (v15) | per record sink name, the id of the last change its `apply` returned for, and when | `name` |
+  /// | `changes` (v16) | rebuilt with AUTOINCREMENT: ids are never used again, even after pruning the newest | — |
   /// | `downloads` (v9) | background downloads: URL, folder, file name, expected size and SHA-256, state `queued`/`claimed`/`done`/`failed`, bytes durably in the `.part`, validator, attempts, lease, final path (see `DownloadEntry`) | `id`; UNIQUE `(url, folder)`; `(state, id)` |
   ///
   /// Dates are integer milliseconds since 1970 (UTC). 64-bit fingerprints
