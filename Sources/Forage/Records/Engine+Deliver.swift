@@ -22,8 +22,10 @@ extension Engine {
   /// by every task launch of this process, after its crawl, within its budget.
   ///
   /// - Parameters:
-  ///   - source: only the changes of this source (the cursor still moves
-  ///     past the others); nil for every source.
+  ///   - source: only the changes of this source; nil for every source. The
+  ///     cursor moves to the last change delivered, so the other sources'
+  ///     changes before it are passed for good: give a sink of one source a
+  ///     name of its own.
   ///   - batchSize: changes per `apply`, at least 1.
   ///   - deadline: no batch starts after it (the one in flight finishes).
   ///   - stop: no batch starts once it is requested.
