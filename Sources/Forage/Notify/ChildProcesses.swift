@@ -25,6 +25,12 @@ import Darwin
 /// init as their parent until they end by themselves.
 package enum ChildProcesses {
   private static let groups = Locked<Set<pid_t>>([])
+  /// Set by ``killAll()``: the process is quitting, and a program that ends
+  /// now ended by its hand, not by itself.
+  private static let quitting = Locked(false)
+
+  /// True once ``killAll()`` ran: the process is about to exit.
+  static var isQuitting: Bool { quitting.withLock { $0 } }
 
   /// Records a started program's process group.
   static func add(_ group: pid_t) {
@@ -46,7 +52,8 @@ package enum ChildProcesses {
   /// - Returns: how many programs were signalled.
   @discardableResult
   package static func killAll() -> Int {
-    groups.withLock { groups in
+    quitting.withLock { $0 = true }
+    return groups.withLock { groups in
       for group in groups where kill(-group, SIGKILL) != 0 { kill(group, SIGKILL) }
       return groups.count
     }

@@ -429,6 +429,10 @@ final class RunningCommand: Sendable {
     state.withLock { $0.exited = true }
     // Forgotten before it is reaped: once reaped, its number may be reused.
     ChildProcesses.remove(pid)
+    // Killed by a process quitting now (a second Ctrl-C): the exit is not
+    // the program's, and reporting it would record a failed attempt in the
+    // moment before the process ends. This thread waits for that end.
+    while ChildProcesses.isQuitting { pause() }
     var status: Int32 = 0
     var result: pid_t
     repeat { result = waitpid(pid, &status, 0) } while result < 0 && errno == EINTR
