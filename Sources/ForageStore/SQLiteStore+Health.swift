@@ -268,8 +268,10 @@ extension SQLiteStore {
     return completion
   }
 
-  /// Marks `records` removed, each with a `removed` change routed through `router`.
-  private func remove(
+  /// Marks `records` removed, each with a `removed` change routed through
+  /// `router` (`RecordRules.removals` decides which): the one writer of
+  /// removals, for completions with and without health.
+  func remove(
     _ records: [RecordRules.RemovalCandidate], source: String, crawl: Int64, capped: Bool,
     router: (any ChangeRouter)?, firstCrawl: Bool, nowMS: Int64, into completion: inout CrawlCompletion
   ) throws {

@@ -385,18 +385,9 @@ extension SQLiteStore {
         seenCrawl: $0.optionalInt64(4), pageKept: $0.int(5) != 0, pageFetched: $0.int(6) != 0)
     }
     var completion = CrawlCompletion()
-    let mark = try db.statement("UPDATE records SET removed_at = ? WHERE id = ?")
-    for (id, planned) in RecordRules.removals(
-      candidates, source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl,
-      now: Self.date(nowMS))
-    {
-      try mark.bind(nowMS, at: 1)
-      try mark.bind(id, at: 2)
-      try mark.execute()
-      let change = try writeChange(planned.change)
-      completion.removed.append(change)
-      completion.notifications += try enqueue(change, channels: planned.channels, now: nowMS)
-    }
+    try remove(
+      candidates, source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl, nowMS: nowMS,
+      into: &completion)
     return completion
   }
 
