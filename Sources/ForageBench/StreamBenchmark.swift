@@ -87,7 +87,7 @@ enum StreamBenchmark {
         FrontierSeed(url: "https://bench.test/\($0)", fingerprint: UInt64($0 + 1) &* 0x9E37_79B9_7F4A_7C15, depth: 0)
       }, now: Date())
     let items = try await store.claim(
-      crawl: crawl.id, limit: commits, owner: "bench", leaseUntil: Date() + 3600, now: Date())
+      crawl: crawl.id, limit: commits, lease: Lease(owner: "bench", for: .seconds(3600), at: Date()))
     let arrivals = AsyncStream<(Int64, ContinuousClock.Instant)>.makeStream()
     let stream = store.changes(source: source, after: .latest)
     let reader = Task {

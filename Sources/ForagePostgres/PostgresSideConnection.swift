@@ -50,10 +50,11 @@ actor PostgresSideConnection {
     try await run(transaction: transaction, body)
   }
 
-  /// See ``PostgresStore/takeHostTickets(host:owner:concurrency:delay:count:lease:returning:)``.
+  /// See ``PostgresStore/takeHostTickets(host:concurrency:delay:count:lease:returning:)``.
   func takeHostTickets(
-    host: String, owner: String, concurrency: Int, delay: Duration, count: Int, lease: Duration, returning: [Int64]
+    host: String, concurrency: Int, delay: Duration, count: Int, lease: Lease, returning: [Int64]
   ) async throws -> [Int64] {
+    let owner = lease.owner
     let delayMS = delay.milliseconds
     let leaseMS = lease.milliseconds
     // One statement (migration pg5), its own transaction: one round trip,
@@ -67,33 +68,23 @@ actor PostgresSideConnection {
     }
   }
 
-  /// See ``PostgresStore/returnHostTickets(_:owner:)``.
-  func returnHostTickets(_ tickets: [Int64], owner: String) async throws {
-    guard !tickets.isEmpty else { return }
-    try await run(transaction: false) { db in
-      _ = try db.query(
-        "DELETE FROM host_tickets WHERE id = ANY ($1::BIGINT[]) AND owner = $2",
-        [.text(Self.array(tickets)), .text(owner)])
-    }
-  }
-
   /// A PostgreSQL array literal of `values`: `{1,2,3}`.
   private static func array(_ values: [Int64]) -> String {
     "{" + values.map(String.init).joined(separator: ",") + "}"
   }
 
-  /// See ``PostgresStore/claimRobotsFetch(origin:lease:)``.
-  func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool {
-    let leaseMS = lease.milliseconds
-    return try await run { db in
+  /// See ``PostgresStore/claimRobotsFetch(origin:lease:)``; `callerNow` is
+  /// the caller's clock, or NULL for the server's.
+  func claimRobotsFetch(origin: String, lease: Lease, callerNow: PostgresValue) async throws -> Bool {
+    try await run { db in
       try db.query(
         """
         INSERT INTO robots_fetches AS f (origin, until)
-        VALUES ($1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $2)
+        VALUES ($1, \(PostgresLease.now("$3")) + $2)
         ON CONFLICT (origin) DO UPDATE SET until = excluded.until
-        WHERE f.until <= (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+        WHERE f.until <= \(PostgresLease.now("$3"))
         RETURNING origin
-        """, [.text(origin), .int(leaseMS)]
+        """, [.text(origin), PostgresLease.length(lease), callerNow]
       ).count == 1
     }
   }
@@ -103,7 +94,7 @@ extension PostgresStore {
   // MARK: Fleet politeness
 
   /// Takes up to `count` of `host`'s `concurrency` request slots for
-  /// `owner` in one call, when the host's next start has come, and moves
+  /// `lease.owner` in one call, when the host's next start has come, and moves
   /// that start `delay` later (one slot a call when `delay` is not zero);
   /// none when the host is busy. The host's row is locked meanwhile, so
   /// workers take slots one call at a time; tickets whose lease passed (a
@@ -115,27 +106,20 @@ extension PostgresStore {
   ///
   /// - Throws: `StoreError` when a statement fails.
   public nonisolated func takeHostTickets(
-    host: String, owner: String, concurrency: Int, delay: Duration, count: Int, lease: Duration, returning: [Int64]
+    host: String, concurrency: Int, delay: Duration, count: Int, lease: Lease, returning: [Int64]
   ) async throws -> [Int64] {
     try await side.takeHostTickets(
-      host: host, owner: owner, concurrency: concurrency, delay: delay, count: count, lease: lease,
-      returning: returning)
-  }
-
-  /// Gives back tickets of ``takeHostTickets(host:owner:concurrency:delay:count:lease:returning:)``.
-  ///
-  /// - Throws: `StoreError` when a statement fails.
-  public nonisolated func returnHostTickets(_ tickets: [Int64], owner: String) async throws {
-    try await side.returnHostTickets(tickets, owner: owner)
+      host: host, concurrency: concurrency, delay: delay, count: count, lease: lease, returning: returning)
   }
 
   /// True when this worker should download `origin`'s robots.txt now: it
   /// took the origin's row, free or held past its lease (on the server's
-  /// clock). Another worker holding it means its answer is on the way.
+  /// clock, or the caller's for a `.caller` store). Another worker holding
+  /// it means its answer is on the way. The row keeps no owner.
   ///
   /// - Throws: `StoreError` when a statement fails.
-  public nonisolated func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool {
-    try await side.claimRobotsFetch(origin: origin, lease: lease)
+  public nonisolated func claimRobotsFetch(origin: String, lease: Lease) async throws -> Bool {
+    try await side.claimRobotsFetch(origin: origin, lease: lease, callerNow: leaseNow(lease.at))
   }
 }
 #endif

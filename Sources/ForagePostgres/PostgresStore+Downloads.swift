@@ -70,13 +70,14 @@ extension PostgresStore {
 
   /// Claims queued downloads (and expired claims) in id order after
   /// `afterID`, skipping rows another worker is claiming. The lease lasts
-  /// `leaseUntil - now` on the server's clock (see `PostgresLease`).
+  /// `lease.length` on the server's clock (see `PostgresLease`).
   ///
   /// - Throws: `StoreError` when a statement fails.
   public func claimDownloads(
-    ids: [Int64]?, afterID: Int64, limit: Int, maxRemaining: Int?, owner: String, leaseUntil: Date, now: Date
+    ids: [Int64]?, afterID: Int64, limit: Int, maxRemaining: Int?, lease: Lease
   ) async throws -> [DownloadEntry] {
     guard limit > 0, ids?.isEmpty != true else { return [] }
+    let now = lease.at
     let idList = ids.map { "{" + $0.map(String.init).joined(separator: ",") + "}" }
     return try await run { db in
       let r = try db.query(
@@ -96,21 +97,22 @@ extension PostgresStore {
         RETURNING \(Self.downloadColumns.split(separator: ",").map { "downloads." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", "))
         """,
         [
-          .date(now), .int(limit), .int(maxRemaining), .int(afterID), .string(idList), .text(owner),
-          .int(PostgresLease.milliseconds(until: leaseUntil, from: now)), leaseNow(now),
+          .date(now), .int(limit), .int(maxRemaining), .int(afterID), .string(idList), .text(lease.owner),
+          PostgresLease.length(lease), leaseNow(now),
         ])
       return r.rows { Self.download(r, $0) }.sorted { $0.id < $1.id }
     }
   }
 
-  /// Writes a claimed download's fields when `owner` holds it; a
-  /// `leaseUntil` extends the claim that far from `now`, on the server's clock.
+  /// Writes a claimed download's fields when `lease.owner` holds it,
+  /// renewing the claim for `lease.length` on the server's clock or, when
+  /// `releasing`, ending it.
   ///
   /// - Throws: `StoreError` when a statement fails.
-  public func updateDownload(_ entry: DownloadEntry, owner: String, leaseUntil: Date?, now: Date) async throws
-    -> Bool
-  {
-    let state: DownloadState = leaseUntil != nil ? .claimed : entry.state == .claimed ? .queued : entry.state
+  public func updateDownload(_ entry: DownloadEntry, lease: Lease, releasing: Bool) async throws -> Bool {
+    let owner = lease.owner
+    let now = lease.at
+    let state: DownloadState = !releasing ? .claimed : entry.state == .claimed ? .queued : entry.state
     return try await run(transaction: false) { db in
       try db.query(
         """
@@ -120,7 +122,7 @@ extension PostgresStore {
         WHERE id = $17 AND state = 'claimed' AND owner = $18
         """,
         [
-          .text(state.rawValue), .string(leaseUntil == nil ? nil : owner), PostgresLease.length(until: leaseUntil, from: now),
+          .text(state.rawValue), .string(releasing ? nil : owner), releasing ? .null : PostgresLease.length(lease),
           .string(entry.name),
           .int(entry.expectedSize), .string(entry.expectedSHA256), .int(entry.bytesWritten), .int(entry.totalSize),
           .string(entry.etag), .string(entry.lastModified), .int(entry.attempts), .string(entry.lastError),
@@ -128,27 +130,6 @@ extension PostgresStore {
           leaseNow(now),
         ]
       ).affected == 1
-    }
-  }
-
-  /// Returns claimed downloads to the queue: those of `owner`; with no owner,
-  /// the `ids` given (a worker taking over downloads whose part files nobody
-  /// holds), or with no ids only claims whose lease has passed (the others
-  /// belong to live workers).
-  ///
-  /// - Throws: `StoreError` when a statement fails.
-  public func releaseDownloadClaims(owner: String?, ids: [Int64]?) async throws {
-    if ids?.isEmpty == true { return }
-    let idList = ids.map { "{" + $0.map(String.init).joined(separator: ",") + "}" }
-    try await run(transaction: false) { db in
-      try db.query(
-        """
-        UPDATE downloads SET state = 'queued', owner = NULL, lease_until = NULL
-        WHERE state = 'claimed' AND ($1::bigint[] IS NULL OR id = ANY($1::bigint[]))
-          AND (CASE WHEN $2::text IS NOT NULL THEN owner = $2
-                    WHEN $1::bigint[] IS NOT NULL THEN true
-                    ELSE lease_until <= \(PostgresLease.now("$3")) END)
-        """, [.string(idList), .string(owner), leaseNow(Date())])
     }
   }
 

@@ -43,9 +43,9 @@ extension PostgresStore {
 
   // MARK: Claims and leases
 
-  /// Claims up to `limit` entries of `crawl` for `owner`: queued ones and
+  /// Claims up to `limit` entries of `crawl` under `lease`: queued ones and
   /// claimed ones whose lease has passed, lowest depth first, then by id.
-  /// The lease lasts `leaseUntil - now` on the server's clock, and passes by
+  /// The lease lasts `lease.length` on the server's clock, and passes by
   /// it (see `PostgresLease`). Rows another worker is claiming at this instant are skipped
   /// (`FOR UPDATE SKIP LOCKED`), so workers neither share nor wait.
   ///
@@ -56,12 +56,11 @@ extension PostgresStore {
   /// the crawl at each claim.
   ///
   /// - Throws: `StoreError` when a statement fails.
-  public func claim(crawl: Int64, limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
-    -> [FrontierItem]
-  {
+  public func claim(crawl: Int64, limit: Int, lease: Lease) async throws -> [FrontierItem] {
     guard limit > 0 else { return [] }
-    let lease = PostgresLease.milliseconds(until: leaseUntil, from: now)
-    let leaseNow = leaseNow(now)
+    let owner = lease.owner
+    let length = PostgresLease.length(lease)
+    let leaseNow = leaseNow(lease.at)
     // On the second connection: a claim must not wait for a commit. One
     // statement, its own transaction: one round trip.
     let items = try await side.perform(transaction: false) { db in
@@ -81,7 +80,7 @@ extension PostgresStore {
           ORDER BY depth, id LIMIT $4))
         RETURNING f.id, f.url, f.fingerprint, f.depth, f.attempts, f.lastmod
         """,
-        [.int(crawl), .text(owner), .int(lease), .int(limit), leaseNow])
+        [.int(crawl), .text(owner), length, .int(limit), leaseNow])
       return result.rows {
         FrontierItem(
           id: result.int64($0, 0), crawl: crawl, url: result.string($0, 1), fingerprint: result.uint64($0, 2),
@@ -92,38 +91,6 @@ extension PostgresStore {
     return items.sorted { ($0.depth, $0.id) < ($1.depth, $1.id) }
   }
 
-  /// Extends the leases of every entry `owner` holds to `leaseUntil` (that
-  /// far from now, on the server's clock); returns how many it holds. A live
-  /// worker calls it well before its leases pass.
-  ///
-  /// - Throws: `StoreError` when a statement fails.
-  @discardableResult
-  public func renewClaims(owner: String, leaseUntil: Date) async throws -> Int {
-    try await run(transaction: false) { db in
-      try db.query(
-        "UPDATE frontier SET lease_until = \(PostgresLease.now("$3")) + $2 WHERE state = 'claimed' AND owner = $1",
-        [.text(owner), .int(PostgresLease.milliseconds(until: leaseUntil, from: Date())), leaseNow(Date())]
-      ).affected
-    }
-  }
-
-  /// Returns the claimed entries of `owner` to the queue, attempts
-  /// unchanged. With no owner, only claims whose lease has passed: the
-  /// others belong to live workers of the fleet.
-  ///
-  /// - Throws: `StoreError` when a statement fails.
-  public func releaseClaims(owner: String?) async throws {
-    let reset = "state = 'queued', owner = NULL, lease_until = NULL"
-    try await run(transaction: false) { db in
-      if let owner {
-        try db.query("UPDATE frontier SET \(reset) WHERE state = 'claimed' AND owner = $1", [.text(owner)])
-      } else {
-        try db.query(
-          "UPDATE frontier SET \(reset) WHERE state = 'claimed' AND lease_until <= \(PostgresLease.now("$1"))", [leaseNow(Date())])
-      }
-    }
-    if let owner { owners = owners.filter { $0.value != owner } }
-  }
 
   // MARK: Completion and counts
 

@@ -33,14 +33,12 @@ extension PostgresStore {
       change: change, event: event)
   }
 
-  /// Claims up to `limit` due notifications for `owner`, oldest first; rows
+  /// Claims up to `limit` due notifications under `lease`, oldest first; rows
   /// another worker is claiming are skipped, so each is delivered by one.
-  /// The lease lasts `leaseUntil - now` on the server's clock (see `PostgresLease`).
+  /// The lease lasts `lease.length` on the server's clock (see `PostgresLease`).
   ///
   /// - Throws: `StoreError` when a statement fails.
-  public func claimNotifications(limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
-    -> [OutboxNotification]
-  {
+  public func claimNotifications(limit: Int, lease: Lease) async throws -> [OutboxNotification] {
     try await run { db in
       let result = try db.query(
         """
@@ -55,7 +53,7 @@ extension PostgresStore {
         )
         SELECT \(Self.notificationColumns) FROM claimed o \(Self.notificationJoins)
         ORDER BY o.next_at, o.id
-        """, [.date(now), .int(max(0, limit)), .text(owner), .int(PostgresLease.milliseconds(until: leaseUntil, from: now)), leaseNow(now)])
+        """, [.date(lease.at), .int(max(0, limit)), .text(lease.owner), PostgresLease.length(lease), leaseNow(lease.at)])
       return result.rows { Self.notification(result, $0) }
     }
   }
@@ -92,25 +90,6 @@ extension PostgresStore {
       }
       if changed == 0, try db.query("SELECT 1 FROM outbox WHERE id = $1", [.int(id)]).count == 0 {
         throw StoreError.notFound("notification with id \(id)")
-      }
-    }
-  }
-
-  /// Releases claimed notifications of `owner`; with no owner, only claims
-  /// whose lease has passed (the others belong to live workers).
-  ///
-  /// - Throws: `StoreError` when a statement fails.
-  public func releaseNotificationClaims(owner: String?) async throws {
-    try await run(transaction: false) { db in
-      if let owner {
-        try db.query(
-          "UPDATE outbox SET owner = NULL, lease_until = NULL WHERE owner = $1 AND state = 'pending'", [.text(owner)])
-      } else {
-        try db.query(
-          """
-          UPDATE outbox SET owner = NULL, lease_until = NULL
-          WHERE owner IS NOT NULL AND state = 'pending' AND lease_until <= \(PostgresLease.now("$1"))
-          """, [leaseNow(Date())])
       }
     }
   }
@@ -377,9 +356,10 @@ extension PostgresStore {
 
   // MARK: Task launches
 
-  /// True when `owner` may run `task`'s launch due at `due`: the task has
-  /// no launch claim, or its claim is `owner`'s, or it lapsed by `due`. The
-  /// claim then becomes `owner`'s until `leaseUntil`.
+  /// True when `lease.owner` may run `task`'s launch due at `lease.at`: the
+  /// task has no launch claim, or its claim is the owner's, or it has passed
+  /// (on the server's clock, see `PostgresLease`). The claim then becomes
+  /// `lease`, and `lease.at` is kept as the launch's due date.
   ///
   /// One statement decides: `INSERT … ON CONFLICT (task) DO UPDATE … WHERE`
   /// locks the task's row, so of several daemons asking at once exactly one
@@ -387,20 +367,21 @@ extension PostgresStore {
   /// session's advisory lock so that it outlives the launcher's connection
   /// by a known time: the daemons of a fleet reach the same due launch at
   /// slightly different moments (each keeps its own schedule), and the
-  /// lease covers them all; a killed launcher's claim lapses at
-  /// `leaseUntil`, and the task's next launch is granted again (the lost
-  /// launch's crawl resumes there), never blocked forever.
+  /// lease covers them all; a killed launcher's claim lapses when its lease
+  /// passes, and the task's next launch is granted again (the lost launch's
+  /// crawl resumes there), never blocked forever.
   ///
   /// - Throws: `StoreError` when the statement fails.
-  public func claimLaunch(task: String, due: Date, owner: String, leaseUntil: Date) async throws -> Bool {
+  public func claimLaunch(task: String, lease: Lease) async throws -> Bool {
     try await run(transaction: false) { db in
       try db.query(
         """
-        INSERT INTO task_launches AS l (task, due, owner, lease_until) VALUES ($1, $2, $3, $4)
+        INSERT INTO task_launches AS l (task, due, owner, lease_until)
+        VALUES ($1, $2, $3, \(PostgresLease.now("$5")) + $4)
         ON CONFLICT (task) DO UPDATE SET due = excluded.due, owner = excluded.owner, lease_until = excluded.lease_until
-        WHERE l.lease_until <= excluded.due OR l.owner = excluded.owner
+        WHERE l.lease_until <= \(PostgresLease.now("$5")) OR l.owner = excluded.owner
         RETURNING task
-        """, [.text(task), .date(due), .text(owner), .date(leaseUntil)]
+        """, [.text(task), .date(lease.at), .text(lease.owner), PostgresLease.length(lease), leaseNow(lease.at)]
       ).count == 1
     }
   }

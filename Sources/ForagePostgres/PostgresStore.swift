@@ -15,14 +15,14 @@ import ForageSupport
 ///
 /// - `claim` takes queued entries (and entries whose lease passed) with
 ///   `FOR UPDATE SKIP LOCKED`, so two workers never take the same URL and
-///   never wait for each other; ``renewClaims(owner:leaseUntil:)`` keeps a live
-///   worker's leases, and a dead worker's URLs return when theirs pass.
+///   never wait for each other; ``renew(_:lease:)`` keeps a live worker's
+///   leases, and a dead worker's URLs return when theirs pass.
 /// - `commit` writes a page only while its claim is still this worker's: a
 ///   page whose lease passed and was taken by another worker is discarded
 ///   (the other worker commits it), so nothing is written twice.
-/// - `releaseClaims(owner: nil)` and its outbox and download siblings, which a
-///   single SQLite process calls at start to recover from a crash, release only
-///   claims whose lease has passed: the others belong to live workers.
+/// - `release(kind, owner: nil)`, which a single SQLite process calls at start
+///   to recover from a crash, releases only claims whose lease has passed: the
+///   others belong to live workers.
 /// - When the connection is lost (the server restarted), a call reconnects
 ///   with backoff for up to `reconnectTimeout` and runs again; a commit that
 ///   may have landed before the loss is then discarded by the lease check.
@@ -58,11 +58,14 @@ public actor PostgresStore: Store {
   public enum LeaseClock: Sendable {
     /// The server's, which every worker of a fleet shares (the default).
     case server
-    /// The dates callers pass (`now`): for tests on a virtual clock, as on SQLite.
+    /// The dates callers pass (a ``Lease``'s `at`): for tests on a virtual
+    /// clock, as on SQLite. Host tickets stay on the server's (its function
+    /// reads the clock under the host's lock).
     case caller
   }
 
-  /// The clock this store counts leases on (see `PostgresLease`).
+  /// The clock this store counts leases on (see `PostgresLease`): a
+  /// ``Lease``'s length from the server's clock, or from its `at`.
   public nonisolated let leaseClock: LeaseClock
 
   /// The caller's `now` as a statement parameter when leases run on the

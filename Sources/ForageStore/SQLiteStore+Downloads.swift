@@ -85,10 +85,11 @@ extension SQLiteStore {
   ///
   /// - Throws: `StoreError` when a statement fails.
   public func claimDownloads(
-    ids: [Int64]?, afterID: Int64, limit: Int, maxRemaining: Int?, owner: String, leaseUntil: Date, now: Date
+    ids: [Int64]?, afterID: Int64, limit: Int, maxRemaining: Int?, lease: Lease
   ) async throws -> [DownloadEntry] {
     guard limit > 0, ids?.isEmpty != true else { return [] }
     let db = self.db
+    let now = lease.at
     let at = Self.milliseconds(now)
     return try db.transaction {
       var conditions = ["(state = 'queued' OR (state = 'claimed' AND lease_until <= ?1))", "id > ?4"]
@@ -107,8 +108,8 @@ extension SQLiteStore {
       let update = try db.statement(
         "UPDATE downloads SET state = 'claimed', owner = ?, lease_until = ?, updated_at = ? WHERE id = ?")
       for i in claimed.indices {
-        try update.bind(owner, at: 1)
-        try update.bind(Self.milliseconds(leaseUntil), at: 2)
+        try update.bind(lease.owner, at: 1)
+        try update.bind(at + lease.milliseconds, at: 2)
         try update.bind(at, at: 3)
         try update.bind(claimed[i].id, at: 4)
         try update.execute()
@@ -119,13 +120,14 @@ extension SQLiteStore {
     }
   }
 
-  /// Writes a claimed download's fields when `owner` holds it.
+  /// Writes a claimed download's fields when `lease.owner` holds it,
+  /// renewing the claim or, when `releasing`, ending it.
   ///
   /// - Throws: `StoreError` when a statement fails.
-  public func updateDownload(_ entry: DownloadEntry, owner: String, leaseUntil: Date?, now: Date) async throws
-    -> Bool
-  {
-    let state: DownloadState = leaseUntil != nil ? .claimed : entry.state == .claimed ? .queued : entry.state
+  public func updateDownload(_ entry: DownloadEntry, lease: Lease, releasing: Bool) async throws -> Bool {
+    let owner = lease.owner
+    let now = Self.milliseconds(lease.at)
+    let state: DownloadState = !releasing ? .claimed : entry.state == .claimed ? .queued : entry.state
     let update = try db.statement(
       """
       UPDATE downloads SET state = ?, owner = ?, lease_until = ?, name = ?, expected_size = ?, expected_sha256 = ?,
@@ -134,8 +136,8 @@ extension SQLiteStore {
       WHERE id = ? AND state = 'claimed' AND owner = ?
       """)
     try update.bind(state.rawValue, at: 1)
-    try update.bind(leaseUntil == nil ? nil : owner, at: 2)
-    try update.bind(leaseUntil.map(Self.milliseconds), at: 3)
+    try update.bind(releasing ? nil : owner, at: 2)
+    try update.bind(releasing ? nil : now + lease.milliseconds, at: 3)
     try update.bind(entry.name, at: 4)
     try update.bind(entry.expectedSize.map(Int64.init), at: 5)
     try update.bind(entry.expectedSHA256, at: 6)
@@ -148,30 +150,11 @@ extension SQLiteStore {
     try update.bind(entry.path, at: 13)
     try update.bind(entry.sha256, at: 14)
     try update.bind(entry.finishedAt.map(Self.milliseconds), at: 15)
-    try update.bind(Self.milliseconds(now), at: 16)
+    try update.bind(now, at: 16)
     try update.bind(entry.id, at: 17)
     try update.bind(owner, at: 18)
     try update.execute()
     return db.changes == 1
-  }
-
-  /// Returns claimed downloads to the queue (those of `owner`, or all; only `ids`
-  /// when given).
-  ///
-  /// - Throws: `StoreError` when a statement fails.
-  public func releaseDownloadClaims(owner: String?, ids: [Int64]?) async throws {
-    var sql = "UPDATE downloads SET state = 'queued', owner = NULL, lease_until = NULL WHERE state = 'claimed'"
-    if let ids {
-      guard !ids.isEmpty else { return }
-      sql += " AND id IN (" + ids.map(String.init).joined(separator: ",") + ")"
-    }
-    if let owner {
-      let update = try db.uncachedStatement(sql + " AND owner = ?")
-      try update.bind(owner, at: 1)
-      try update.execute()
-    } else {
-      try db.uncachedStatement(sql).execute()
-    }
   }
 
   /// Downloads in a state (or all), oldest first.

@@ -82,14 +82,14 @@ extension SQLiteStore {
 
   // MARK: Claims and leases
 
-  /// Claims up to `limit` entries of `crawl`: queued ones and claimed ones
-  /// whose lease ended before `now`, lowest depth first, then by id.
+  /// Claims up to `limit` entries of `crawl` under `lease`: queued ones and
+  /// claimed ones whose lease ended by `lease.at`, lowest depth first, then
+  /// by id.
   ///
   /// - Throws: `StoreError` when a statement fails.
-  public func claim(
-    crawl: Int64, limit: Int, owner: String, leaseUntil: Date, now: Date
-  ) async throws -> [FrontierItem] {
+  public func claim(crawl: Int64, limit: Int, lease: Lease) async throws -> [FrontierItem] {
     guard limit > 0 else { return [] }
+    let now = Self.milliseconds(lease.at)
     let db = self.db
     // One statement marks and returns the entries (an UPDATE per entry cost
     // a statement execution, and SQLite's allocations, for each).
@@ -105,10 +105,10 @@ extension SQLiteStore {
       RETURNING id, url, fingerprint, depth, attempts, lastmod
       """)
     try claim.bind(crawl, at: 1)
-    try claim.bind(Self.milliseconds(now), at: 2)
+    try claim.bind(now, at: 2)
     try claim.bind(limit, at: 3)
-    try claim.bind(owner, at: 4)
-    try claim.bind(Self.milliseconds(leaseUntil), at: 5)
+    try claim.bind(lease.owner, at: 4)
+    try claim.bind(now + lease.milliseconds, at: 5)
     let items = try claim.rows {
       FrontierItem(
         id: $0.int64(0), crawl: crawl, url: $0.string(1), fingerprint: $0.uint64(2),
@@ -116,22 +116,6 @@ extension SQLiteStore {
     }
     // RETURNING gives rows in no promised order: lowest depth first, then by id.
     return items.sorted { ($0.depth, $0.id) < ($1.depth, $1.id) }
-  }
-
-  /// Returns the claimed entries of `owner` (every claimed entry when nil)
-  /// to the queue, attempts unchanged.
-  ///
-  /// - Throws: `StoreError` when a statement fails.
-  public func releaseClaims(owner: String?) async throws {
-    let reset = "state = 'queued', owner = NULL, lease_until = NULL"
-    if let owner {
-      let update = try db.statement(
-        "UPDATE frontier SET \(reset) WHERE state = 'claimed' AND owner = ?")
-      try update.bind(owner, at: 1)
-      try update.execute()
-    } else {
-      try db.statement("UPDATE frontier SET \(reset) WHERE state = 'claimed'").execute()
-    }
   }
 
   // MARK: Completion and counts

@@ -180,14 +180,12 @@ extension SQLiteStore {
       change: change, event: event)
   }
 
-  /// Claims up to `limit` due notifications for `owner`, oldest first.
+  /// Claims up to `limit` due notifications under `lease`, oldest first.
   ///
   /// - Throws: `StoreError` when a statement fails.
-  public func claimNotifications(limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
-    -> [OutboxNotification]
-  {
+  public func claimNotifications(limit: Int, lease: Lease) async throws -> [OutboxNotification] {
     let db = self.db
-    let nowMS = Self.milliseconds(now)
+    let nowMS = Self.milliseconds(lease.at)
     return try db.transaction {
       let select = try db.statement(
         """
@@ -200,8 +198,8 @@ extension SQLiteStore {
       let due = try select.rows { Self.notification(from: $0) }
       let claim = try db.statement("UPDATE outbox SET owner = ?, lease_until = ? WHERE id = ?")
       for n in due {
-        try claim.bind(owner, at: 1)
-        try claim.bind(Self.milliseconds(leaseUntil), at: 2)
+        try claim.bind(lease.owner, at: 1)
+        try claim.bind(nowMS + lease.milliseconds, at: 2)
         try claim.bind(n.id, at: 3)
         try claim.execute()
       }
@@ -247,22 +245,6 @@ extension SQLiteStore {
       let exists = try db.statement("SELECT 1 FROM outbox WHERE id = ?")
       try exists.bind(id, at: 1)
       if try exists.firstRow({ _ in true }) == nil { throw StoreError.notFound("notification with id \(id)") }
-    }
-  }
-
-  /// Releases claimed notifications of `owner` (all when nil).
-  ///
-  /// - Throws: `StoreError` when a statement fails.
-  public func releaseNotificationClaims(owner: String?) async throws {
-    if let owner {
-      let update = try db.statement(
-        "UPDATE outbox SET owner = NULL, lease_until = NULL WHERE owner = ? AND state = 'pending'")
-      try update.bind(owner, at: 1)
-      try update.execute()
-    } else {
-      try db.statement(
-        "UPDATE outbox SET owner = NULL, lease_until = NULL WHERE owner IS NOT NULL AND state = 'pending'"
-      ).execute()
     }
   }
 

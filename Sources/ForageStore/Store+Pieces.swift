@@ -3,8 +3,9 @@ import Foundation
 // The pieces of `Store`, each a small protocol of its own, so that a reader (and a
 // conformance test) can take one concern at a time. `Store` composes them all.
 //
-// Every lease (frontier entries, notifications, downloads, launches) has one
-// boundary: it is held while `now < leaseUntil`; at `leaseUntil` it has passed.
+// Every claim takes a `Lease` (Lease.swift: which clock, the one boundary),
+// and `LeaseStore` renews and releases every kind of claim (`LeaseKind`) the
+// same way.
 
 /// A crawl's frontier: the URLs a crawl has yet to fetch, claimed by workers.
 public protocol FrontierStore: AnyObject, Sendable {
@@ -12,17 +13,12 @@ public protocol FrontierStore: AnyObject, Sendable {
   /// with `seeds` (deduplicated by fingerprint) when there is none.
   func openCrawl(source: String, seeds: [FrontierSeed], now: Date) async throws -> Crawl
 
-  /// Claims up to `limit` queued entries of `crawl` for `owner` until
-  /// `leaseUntil`, lowest depth first, then in discovery order. Entries whose
-  /// lease has expired are claimable again.
-  func claim(crawl: Int64, limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
-    -> [FrontierItem]
-
-  /// Returns claimed entries to the queue: those of `owner`; when `owner`
-  /// is nil, every claimed entry of a store of one process (this process
-  /// does it at start, after a crash), and only the entries whose lease has
-  /// passed of a shared store (the others are live workers' claims).
-  func releaseClaims(owner: String?) async throws
+  /// Claims up to `limit` queued entries of `crawl` under `lease`, lowest
+  /// depth first, then in discovery order. Entries whose lease has passed
+  /// are claimable again. ``LeaseStore/renew(_:lease:)`` and
+  /// ``LeaseStore/release(_:owner:ids:)`` of ``LeaseKind/frontier`` keep and
+  /// give them back.
+  func claim(crawl: Int64, limit: Int, lease: Lease) async throws -> [FrontierItem]
 
   /// Frontier counts of a crawl by state.
   func frontierCounts(crawl: Int64) async throws -> FrontierCounts
@@ -84,19 +80,14 @@ public protocol RecordStore: AnyObject, Sendable {
 
 /// The outbox: notifications waiting for delivery, claimed by the process that delivers them.
 public protocol OutboxStore: AnyObject, Sendable {
-  /// Claims up to `limit` pending notifications whose next attempt is due,
-  /// oldest first, for `owner` until `leaseUntil`; a claim whose lease has
-  /// passed is claimable again (a process killed mid-delivery).
-  func claimNotifications(limit: Int, owner: String, leaseUntil: Date, now: Date) async throws
-    -> [OutboxNotification]
+  /// Claims up to `limit` pending notifications whose next attempt is due
+  /// at `lease.at`, oldest first, under `lease`; a claim whose lease has
+  /// passed is claimable again (a process killed mid-delivery). Released
+  /// (``LeaseKind/notification``), they are due again at once.
+  func claimNotifications(limit: Int, lease: Lease) async throws -> [OutboxNotification]
 
   /// Records how an attempt at notification `id` ended, and releases its claim.
   func settleNotification(_ id: Int64, _ settlement: NotificationSettlement, now: Date) async throws
-
-  /// Releases claimed notifications: those of `owner`; when nil, all of a
-  /// store of one process (at start, after a crash), and those whose lease
-  /// has passed of a shared store. They are due again at once.
-  func releaseNotificationClaims(owner: String?) async throws
 
   /// Notifications in `state` (every state when nil), newest first.
   func notifications(state: NotificationState?, limit: Int) async throws -> [OutboxNotification]
@@ -152,47 +143,86 @@ public protocol PolitenessStore: AnyObject, Sendable {
   func keepRobotsFile(_ file: RobotsFile) async throws
 
   /// True when this process should download `origin`'s robots.txt now; false
-  /// while another process of a fleet holds that task (until `lease` passes).
-  /// A store of one process always says true.
-  func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool
+  /// while another process of a fleet holds that task (until `lease` passes;
+  /// the lease keeps no owner, see ``LeaseKind/robotsFetch``). A store of
+  /// one process always says true.
+  func claimRobotsFetch(origin: String, lease: Lease) async throws -> Bool
 
-  /// Takes up to `count` of `host`'s `concurrency` request slots for `owner`
-  /// in one call, when the host's next start has come, moving it `delay`
-  /// later; each slot is a ticket held until `lease` passes (a killed
-  /// worker's come back then). Gives back `returning`, tickets of `owner`
-  /// it is done with, first. A worker gets at most its fair share of the
-  /// slots (the host's concurrency over the workers that hold or asked for
-  /// them lately), and one ticket a call when `delay` is not zero (each is
-  /// one start); none when the host is busy. Politeness shared by a fleet
-  /// (see ``isShared``); a store of one process gives `count` tickets at once.
+  /// Takes up to `count` of `host`'s `concurrency` request slots for
+  /// `lease.owner` in one call, when the host's next start has come, moving
+  /// it `delay` later; each slot is a ticket held under `lease` (a killed
+  /// worker's come back when it passes). Gives back `returning`, tickets of
+  /// the owner it is done with, first (others are given back by
+  /// ``LeaseStore/release(_:owner:ids:)`` of ``LeaseKind/hostTicket``). A
+  /// worker gets at most its fair share of the slots (the host's
+  /// concurrency over the workers that hold or asked for them lately), and
+  /// one ticket a call when `delay` is not zero (each is one start); none
+  /// when the host is busy. Politeness shared by a fleet (see
+  /// ``LeaseStore/isShared``); a store of one process gives `count` tickets
+  /// at once and keeps none.
   func takeHostTickets(
-    host: String, owner: String, concurrency: Int, delay: Duration, count: Int, lease: Duration, returning: [Int64]
+    host: String, concurrency: Int, delay: Duration, count: Int, lease: Lease, returning: [Int64]
   ) async throws -> [Int64]
-
-  /// Gives back tickets of ``takeHostTickets(host:owner:concurrency:delay:count:lease:returning:)``
-  /// that `owner` holds.
-  func returnHostTickets(_ tickets: [Int64], owner: String) async throws
 }
 
-/// What a fleet of processes on one store coordinates through: whether it is
-/// shared, the renewal of a worker's frontier leases and the election of a task's launch.
+/// The one lease mechanism of a store: whether it is shared, the renewal
+/// and release of every kind of claim (``LeaseKind``), and the election of
+/// a task's launch. Each kind's claim is taken where its rows are
+/// (``FrontierStore/claim(crawl:limit:lease:)``,
+/// ``OutboxStore/claimNotifications(limit:lease:)``,
+/// ``DownloadStore/claimDownloads(ids:afterID:limit:maxRemaining:lease:)``,
+/// ``claimLaunch(task:lease:)``, ``PolitenessStore/claimRobotsFetch(origin:lease:)``,
+/// ``PolitenessStore/takeHostTickets(host:concurrency:delay:count:lease:returning:)``),
+/// always with a ``Lease``, and renewed and released here.
+///
+///     let lease = Lease(owner: "w1", for: .seconds(30), at: now)
+///     let batch = try await store.claim(crawl: crawl.id, limit: 16, lease: lease)
+///     try await store.renew(.frontier, lease: lease)   // well before it passes
+///     try await store.release(.frontier, owner: "w1")  // what was not committed
 public protocol LeaseStore: AnyObject, Sendable {
   /// True when other processes work on the store at the same time (a
   /// PostgreSQL fleet): claims are then leased briefly and renewed, and a
   /// worker whose frontier is empty waits while others hold claims.
   var isShared: Bool { get }
 
-  /// Extends the leases of every frontier entry `owner` holds to
-  /// `leaseUntil`; returns how many it holds. A worker of a shared store
-  /// calls it well before its leases pass (see ``isShared``).
-  func renewClaims(owner: String, leaseUntil: Date) async throws -> Int
+  /// Extends every claim of `kind` that `lease.owner` holds, lapsed or not
+  /// and not yet taken by another, to last `lease.length` from now (the
+  /// server's clock on PostgreSQL, `lease.at` on SQLite); returns how many
+  /// it holds. Other owners' claims are untouched. A worker of a shared
+  /// store renews well before its leases pass (see ``isShared``); one of a
+  /// store of one process need not (its leases last a whole launch). A kind
+  /// the store keeps no claims of (launches and host tickets of a store of
+  /// one process, robots.txt fetches anywhere) holds none: 0.
+  @discardableResult
+  func renew(_ kind: LeaseKind, lease: Lease) async throws -> Int
 
-  /// True when `owner` may run the launch of `task` due at `due`: no other
-  /// owner holds a launch claim on `task` that lasts past `due`. The claim
-  /// granted lasts until `leaseUntil`; a claim of a killed launcher lapses
-  /// then, and the task's next launch is granted again. A store of one
+  /// Gives claims of `kind` back: frontier entries and downloads to the
+  /// queue (attempts, and downloads' bytes, kept), notifications as due at
+  /// once, launch claims and host tickets deleted. Those of `owner`, only
+  /// `ids` among them when given; with no owner, the `ids` given whoever
+  /// holds them (a worker taking over downloads whose part files nobody
+  /// holds), or with no ids every claim of a store of one process (its
+  /// process does it at start, after a crash) and only the lapsed claims of
+  /// a shared store (the others are live workers'). Launch claims have no
+  /// ids (a release naming ids gives none back); robots.txt fetches are
+  /// never released (``LeaseKind/isRenewable``).
+  func release(_ kind: LeaseKind, owner: String?, ids: [Int64]?) async throws
+
+  /// True when `lease.owner` may run the launch of `task` due at `lease.at`:
+  /// no other owner holds a launch claim on `task` that has not passed. The
+  /// claim granted is `lease`; a claim of a killed launcher lapses when it
+  /// passes, and the task's next launch is granted again. A store of one
   /// process always says true.
-  func claimLaunch(task: String, due: Date, owner: String, leaseUntil: Date) async throws -> Bool
+  func claimLaunch(task: String, lease: Lease) async throws -> Bool
+}
+
+extension LeaseStore {
+  /// Gives back the claims of `kind` that `owner` holds (every claim of a
+  /// store of one process, the lapsed ones of a shared store, when nil);
+  /// see ``release(_:owner:ids:)``.
+  public func release(_ kind: LeaseKind, owner: String?) async throws {
+    try await release(kind, owner: owner, ids: nil)
+  }
 }
 
 /// Queued, running and finished downloads of files.
@@ -208,26 +238,21 @@ public protocol DownloadStore: AnyObject, Sendable {
   /// Claims up to `limit` queued downloads, and claimed ones whose lease has passed
   /// (a process killed mid-download), in id order after `afterID` (a worker passes
   /// the last id it claimed, so that one it put back is not taken again at once),
-  /// for `owner` until `leaseUntil`. With `ids`, only those; with `maxRemaining`,
-  /// only downloads whose size is known (expected, or said by the server) with at
-  /// most that many bytes left to fetch (what a short launch may start).
+  /// under `lease`. With `ids`, only those; with `maxRemaining`, only downloads
+  /// whose size is known (expected, or said by the server) with at most that many
+  /// bytes left to fetch (what a short launch may start). Released
+  /// (``LeaseKind/download``), they are queued again with their bytes kept.
   func claimDownloads(
-    ids: [Int64]?, afterID: Int64, limit: Int, maxRemaining: Int?, owner: String, leaseUntil: Date, now: Date
+    ids: [Int64]?, afterID: Int64, limit: Int, maxRemaining: Int?, lease: Lease
   ) async throws -> [DownloadEntry]
 
   /// Writes a claimed download's progress or outcome, every field but its URL,
-  /// folder, source and creation date, when `owner` still holds it. A
-  /// `leaseUntil` extends the claim; nil ends it, and the entry's state (queued,
-  /// done or failed) is written. Returns false, writing nothing, when the claim
-  /// was lost (released, or taken over after its lease passed).
-  func updateDownload(_ entry: DownloadEntry, owner: String, leaseUntil: Date?, now: Date) async throws -> Bool
-
-  /// Returns claimed downloads to the queue: those of `owner`; when nil, all of a
-  /// store of one process (at start, after a crash) and those whose lease has
-  /// passed of a shared store; with `ids`, only those among them (a
-  /// worker taking over a download whose part file nobody holds). Their bytes
-  /// written are kept.
-  func releaseDownloadClaims(owner: String?, ids: [Int64]?) async throws
+  /// folder, source and creation date, when `lease.owner` still holds it, dated
+  /// `lease.at`. The claim is renewed for `lease.length`, or, when `releasing`,
+  /// it ends and the entry's state (queued, done or failed) is written. Returns
+  /// false, writing nothing, when the claim was lost (released, or taken over
+  /// after its lease passed).
+  func updateDownload(_ entry: DownloadEntry, lease: Lease, releasing: Bool) async throws -> Bool
 
   /// Downloads in `state` (every state when nil), oldest first.
   func downloads(state: DownloadState?, limit: Int) async throws -> [DownloadEntry]

@@ -12,8 +12,8 @@ import Foundation
 ///
 ///     let store = try SQLiteStore(path: "forage.sqlite")
 ///     let crawl = try await store.openCrawl(source: "news", seeds: seeds, now: .now)
-///     let batch = try await store.claim(crawl: crawl.id, limit: 16, owner: "run-1",
-///                                       leaseUntil: .now + 60, now: .now)
+///     let batch = try await store.claim(crawl: crawl.id, limit: 16,
+///                                       lease: Lease(owner: "run-1", for: .seconds(60), at: .now))
 public protocol Store: FrontierStore, RecordStore, OutboxStore, RunStore, PolitenessStore, LeaseStore,
   DownloadStore, HealthStore, ChangeFeedStore, SinkCursorStore
 {
@@ -335,26 +335,19 @@ extension Store {
   /// A store of one process (SQLite): leases last a whole launch.
   public var isShared: Bool { false }
 
-  /// Extends `owner`'s leases; a store of one process has nothing to renew
-  /// (its leases last a whole launch) and returns 0.
-  public func renewClaims(owner: String, leaseUntil: Date) async throws -> Int { 0 }
-
   /// A store of one process keeps politeness in the process: it gives
-  /// `count` tickets, numbered from 0, at once.
+  /// `count` tickets, numbered from 0, at once, and keeps none.
   public func takeHostTickets(
-    host: String, owner: String, concurrency: Int, delay: Duration, count: Int, lease: Duration, returning: [Int64]
+    host: String, concurrency: Int, delay: Duration, count: Int, lease: Lease, returning: [Int64]
   ) async throws -> [Int64] {
     (0..<Int64(max(0, count))).map { $0 }
   }
 
-  /// Nothing to give back for a store of one process.
-  public func returnHostTickets(_ tickets: [Int64], owner: String) async throws {}
-
   /// A store of one process: this process fetches robots.txt itself.
-  public func claimRobotsFetch(origin: String, lease: Duration) async throws -> Bool { true }
+  public func claimRobotsFetch(origin: String, lease: Lease) async throws -> Bool { true }
 
   /// A store of one process: this process runs every launch itself.
-  public func claimLaunch(task: String, due: Date, owner: String, leaseUntil: Date) async throws -> Bool { true }
+  public func claimLaunch(task: String, lease: Lease) async throws -> Bool { true }
 
   /// For a store of one process (one writer): reads the kept set, merges
   /// `requests` into it, drops `removing`, and replaces it.

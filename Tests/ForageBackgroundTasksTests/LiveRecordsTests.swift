@@ -18,7 +18,7 @@ import ForageStore
   static func commit(_ store: any Store, source: String, _ records: [(String, String)], at now: Date) async throws {
     let seed = FrontierSeed(url: "https://example.com/\(source)", fingerprint: 0xF00D, depth: 0)
     let crawl = try await store.openCrawl(source: source, seeds: [seed], now: now)
-    let items = try await store.claim(crawl: crawl.id, limit: 1, owner: "t", leaseUntil: now + 60, now: now)
+    let items = try await store.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "t", for: .seconds(60), at: now))
     let inputs = records.map { key, fields in
       RecordInput(
         source: source, key: key, url: "https://example.com/\(source)/\(key)", fieldsJSON: fields,

@@ -54,7 +54,7 @@ import Darwin
   func commit(_ store: any Store, _ n: Int, _ count: Int) async throws -> [RecordChange] {
     let seed = FrontierSeed(url: "https://example.com/\(n)", fingerprint: UInt64(n) &* 0x9E37_79B9_7F4A_7C15, depth: 0)
     let crawl = try await store.openCrawl(source: "crawl-\(n)", seeds: [seed], now: Date())
-    let items = try await store.claim(crawl: crawl.id, limit: 1, owner: "test", leaseUntil: Date() + 60, now: Date())
+    let items = try await store.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "test", for: .seconds(60), at: Date()))
     let records = (0..<count).map {
       RecordInput(
         source: "s", key: "k\(n)-\($0)", url: seed.url, fieldsJSON: #"{"n":\#($0)}"#, contentHash: UInt64(n * 1000 + $0))

@@ -14,7 +14,7 @@ import ForageTestSupport
     let crawl = try await store.openCrawl(
       source: "s", seeds: [FrontierSeed(url: "http://127.0.0.1/a", fingerprint: 1, depth: 0)], now: Date())
     let item = try #require(
-      try await store.claim(crawl: crawl.id, limit: 1, owner: "t", leaseUntil: Date() + 60, now: Date()).first)
+      try await store.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "t", for: .seconds(60), at: Date())).first)
     _ = try await store.commit([
       PageCommit(
         item: item, outcome: .done,

@@ -49,7 +49,7 @@ import ForageStore
     for (round, count) in [(0, 10), (1, 5)] {
       let now = Date(timeIntervalSince1970: 1_700_000_000 + Double(round) * 60)
       let crawl = try await store.openCrawl(source: "catalog", seeds: [seed], now: now)
-      let items = try await store.claim(crawl: crawl.id, limit: 1, owner: "t", leaseUntil: now + 60, now: now)
+      let items = try await store.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "t", for: .seconds(60), at: now))
       let records = (0..<count).map { i in
         RecordInput(
           source: "catalog", key: "k\(i)", url: "https://example.com/\(i)", fieldsJSON: #"{"n":\#(i),"r":\#(round)}"#,

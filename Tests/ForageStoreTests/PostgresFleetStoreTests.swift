@@ -28,11 +28,11 @@ struct PostgresFleetStoreTests {
       let crawl = try await a.openCrawl(source: "s", seeds: [seed(1)], now: t0)
       let now = Date()
       let itemA = try #require(
-        try await a.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: now + 0.2, now: now).first)
+        try await a.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "a", for: .seconds(0.2), at: now)).first)
       // a's lease passes (on the server's clock); b takes the URL over.
       try await Task.sleep(for: .milliseconds(400))
       let itemB = try #require(
-        try await b.claim(crawl: crawl.id, limit: 1, owner: "b", leaseUntil: now + 60, now: now).first)
+        try await b.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "b", for: .seconds(60), at: now)).first)
       #expect(itemB.id == itemA.id)
       let late = try await a.commit([
         PageCommit(item: itemA, outcome: .done, records: [record("k", fields: #"{"v":"a"}"#, hash: 1)], now: t0)
@@ -59,8 +59,8 @@ struct PostgresFleetStoreTests {
     try await withTwoWorkers { a, b in
       let crawl = try await a.openCrawl(source: "s", seeds: (1...40).map { seed($0) }, now: t0)
       let now = Date()
-      let itemsA = try await a.claim(crawl: crawl.id, limit: 20, owner: "a", leaseUntil: now + 600, now: now)
-      let itemsB = try await b.claim(crawl: crawl.id, limit: 20, owner: "b", leaseUntil: now + 600, now: now)
+      let itemsA = try await a.claim(crawl: crawl.id, limit: 20, lease: Lease(owner: "a", for: .seconds(600), at: now))
+      let itemsB = try await b.claim(crawl: crawl.id, limit: 20, lease: Lease(owner: "b", for: .seconds(600), at: now))
       #expect(itemsA.count == 20 && itemsB.count == 20)
       func commits(_ store: PostgresStore, _ items: [FrontierItem], _ worker: String) async throws -> CommitResult {
         var total = CommitResult()
@@ -99,17 +99,17 @@ struct PostgresFleetStoreTests {
     try await withTwoWorkers { a, b in
       let crawl = try await a.openCrawl(source: "s", seeds: [seed(1), seed(2)], now: t0)
       let now = Date()
-      let mine = try await a.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: now + 0.2, now: now)
+      let mine = try await a.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "a", for: .seconds(0.2), at: now))
       #expect(mine.count == 1)
-      #expect(try await a.renewClaims(owner: "a", leaseUntil: Date() + 600) == 1)
+      #expect(try await a.renew(.frontier, lease: Lease(owner: "a", for: .seconds(600), at: Date())) == 1)
       // Past the first lease, the renewed claim is still a's.
       try await Task.sleep(for: .milliseconds(400))
-      let other = try await b.claim(crawl: crawl.id, limit: 5, owner: "b", leaseUntil: now + 60, now: now)
+      let other = try await b.claim(crawl: crawl.id, limit: 5, lease: Lease(owner: "b", for: .seconds(60), at: now))
       #expect(other.map(\.id) != mine.map(\.id) && other.count == 1)
-      // A worker starting up (releaseClaims(owner: nil)) leaves live claims alone.
-      try await b.releaseClaims(owner: nil)
+      // A worker starting up (release(.frontier, owner: nil)) leaves live claims alone.
+      try await b.release(.frontier, owner: nil)
       #expect(try await a.frontierCounts(crawl: crawl.id) == FrontierCounts(claimed: 2))
-      try await b.releaseClaims(owner: "b")
+      try await b.release(.frontier, owner: "b")
       #expect(try await a.frontierCounts(crawl: crawl.id) == FrontierCounts(queued: 1, claimed: 1))
     }
   }
@@ -123,32 +123,31 @@ struct PostgresFleetStoreTests {
       let now = Date()
       let ahead = now + 3600
       let crawl = try await a.openCrawl(source: "x", seeds: [seed(1)], now: t0)
-      #expect(try await a.claim(crawl: crawl.id, limit: 1, owner: "a", leaseUntil: now + 60, now: now).count == 1)
-      #expect(try await b.claim(crawl: crawl.id, limit: 1, owner: "b", leaseUntil: ahead + 60, now: ahead).isEmpty)
-      try await b.releaseClaims(owner: nil)
+      #expect(try await a.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "a", for: .seconds(60), at: now)).count == 1)
+      #expect(try await b.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "b", for: .seconds(60), at: ahead)).isEmpty)
+      try await b.release(.frontier, owner: nil)
       #expect(try await a.frontierCounts(crawl: crawl.id) == FrontierCounts(claimed: 1))
 
       let router = RecordingRouter()
       try await PostgresFleetStoreTests.crawlOnePage(a, router: router)
-      #expect(try await a.claimNotifications(limit: 5, owner: "a", leaseUntil: now + 60, now: now).count == 1)
-      #expect(try await b.claimNotifications(limit: 5, owner: "b", leaseUntil: ahead + 60, now: ahead).isEmpty)
+      #expect(try await a.claimNotifications(limit: 5, lease: Lease(owner: "a", for: .seconds(60), at: now)).count == 1)
+      #expect(try await b.claimNotifications(limit: 5, lease: Lease(owner: "b", for: .seconds(60), at: ahead)).isEmpty)
 
       _ = try await a.enqueueDownload(
         DownloadRequest(url: "https://example.com/a.mp3", folder: "f"), repeat: .keep, now: now)
       let mine = try await a.claimDownloads(
-        ids: nil, afterID: 0, limit: 5, maxRemaining: nil, owner: "a", leaseUntil: now + 60, now: now)
+        ids: nil, afterID: 0, limit: 5, maxRemaining: nil, lease: Lease(owner: "a", for: .seconds(60), at: now))
       #expect(mine.count == 1)
       #expect(
         try await b.claimDownloads(
-          ids: nil, afterID: 0, limit: 5, maxRemaining: nil, owner: "b", leaseUntil: ahead + 60, now: ahead
-        ).isEmpty)
+          ids: nil, afterID: 0, limit: 5, maxRemaining: nil, lease: Lease(owner: "b", for: .seconds(60), at: ahead)).isEmpty)
 
       // A clock an hour behind: a 200 ms lease still ends 200 ms from now.
       let behind = now - 3600
       let crawl2 = try await a.openCrawl(source: "t", seeds: [seed(2)], now: t0)
-      #expect(try await a.claim(crawl: crawl2.id, limit: 1, owner: "a", leaseUntil: behind + 0.2, now: behind).count == 1)
+      #expect(try await a.claim(crawl: crawl2.id, limit: 1, lease: Lease(owner: "a", for: .seconds(0.2), at: behind)).count == 1)
       try await Task.sleep(for: .milliseconds(400))
-      #expect(try await b.claim(crawl: crawl2.id, limit: 1, owner: "b", leaseUntil: now + 60, now: now).count == 1)
+      #expect(try await b.claim(crawl: crawl2.id, limit: 1, lease: Lease(owner: "b", for: .seconds(60), at: now)).count == 1)
     }
   }
 
@@ -162,10 +161,10 @@ struct PostgresFleetStoreTests {
       let crawl = try await a.openCrawl(source: "s", seeds: (1...200).map { seed($0) }, now: t0)
       let now = Date()
       async let fromA = (0..<20).asyncFlatMap { _ in
-        try await a.claim(crawl: crawl.id, limit: 5, owner: "a", leaseUntil: now + 60, now: now)
+        try await a.claim(crawl: crawl.id, limit: 5, lease: Lease(owner: "a", for: .seconds(60), at: now))
       }
       async let fromB = (0..<20).asyncFlatMap { _ in
-        try await b.claim(crawl: crawl.id, limit: 5, owner: "b", leaseUntil: now + 60, now: now)
+        try await b.claim(crawl: crawl.id, limit: 5, lease: Lease(owner: "b", for: .seconds(60), at: now))
       }
       let (ia, ib) = try await (fromA, fromB)
       #expect(ia.count + ib.count == 200)
@@ -183,10 +182,10 @@ struct PostgresFleetStoreTests {
       try await crawl(a, [PagePlan(n: 1, records: records)], router: router, at: t0)
       let now = t0 + 10
       async let fromA = (0..<15).asyncFlatMap { _ in
-        try await a.claimNotifications(limit: 5, owner: "a", leaseUntil: now + 60, now: now)
+        try await a.claimNotifications(limit: 5, lease: Lease(owner: "a", for: .seconds(60), at: now))
       }
       async let fromB = (0..<15).asyncFlatMap { _ in
-        try await b.claimNotifications(limit: 5, owner: "b", leaseUntil: now + 60, now: now)
+        try await b.claimNotifications(limit: 5, lease: Lease(owner: "b", for: .seconds(60), at: now))
       }
       let (na, nb) = try await (fromA, fromB)
       #expect(na.count + nb.count == 120)
@@ -195,7 +194,7 @@ struct PostgresFleetStoreTests {
       for n in na { try await a.settleNotification(n.id, .delivered, now: now + 1) }
       for n in nb { try await b.settleNotification(n.id, .delivered, now: now + 1) }
       // Past every lease, nothing delivered comes back.
-      #expect(try await b.claimNotifications(limit: 200, owner: "b", leaseUntil: now + 600, now: now + 120).isEmpty)
+      #expect(try await b.claimNotifications(limit: 200, lease: Lease(owner: "b", for: .seconds(480), at: now + 120)).isEmpty)
       #expect(try await a.notificationCounts(now: now + 120).pending == 0)
     }
   }
@@ -206,7 +205,8 @@ struct PostgresFleetStoreTests {
     lease: Duration = .seconds(60)
   ) async throws -> Int64? {
     try await store.takeHostTickets(
-      host: host, owner: owner, concurrency: concurrency, delay: delay, count: 1, lease: lease, returning: []
+      host: host, concurrency: concurrency, delay: delay, count: 1, lease: Lease(owner: owner, for: lease, at: Date()),
+      returning: []
     ).first
   }
 
@@ -233,7 +233,7 @@ struct PostgresFleetStoreTests {
       let host = "http://example.com"
       func take(_ store: PostgresStore, _ owner: String, _ count: Int, returning: [Int64] = []) async throws -> [Int64] {
         try await store.takeHostTickets(
-          host: host, owner: owner, concurrency: 4, delay: .zero, count: count, lease: .seconds(60),
+          host: host, concurrency: 4, delay: .zero, count: count, lease: Lease(owner: owner, for: .seconds(60), at: Date()),
           returning: returning)
       }
       let first = try await take(a, "a", 4)
@@ -246,13 +246,14 @@ struct PostgresFleetStoreTests {
       #expect(try await take(a, "a", 4).isEmpty)
       // A ticket of another owner is not given back in its name.
       #expect(try await take(b, "b", 1, returning: again).isEmpty)
-      try await a.returnHostTickets(again, owner: "a")
+      try await a.release(.hostTicket, owner: "a", ids: again)
       #expect(try await take(b, "b", 4).isEmpty, "a asked lately: b keeps to its half")
       #expect(try await take(a, "a", 4).count == 2)
 
       let slow = "http://slow.example"
       let starts = try await a.takeHostTickets(
-        host: slow, owner: "a", concurrency: 4, delay: .seconds(30), count: 4, lease: .seconds(60), returning: [])
+        host: slow, concurrency: 4, delay: .seconds(30), count: 4, lease: Lease(owner: "a", for: .seconds(60), at: Date()),
+        returning: [])
       #expect(starts.count == 1, "with a delay, each ticket is one start")
     }
   }
@@ -263,12 +264,12 @@ struct PostgresFleetStoreTests {
     try await withTwoWorkers { a, b in
       // b's first call opens its second connection: made before the short
       // lease starts (on a loaded machine it took longer than the lease).
-      #expect(try await b.claimRobotsFetch(origin: "https://warm.example", lease: .seconds(60)))
-      #expect(try await a.claimRobotsFetch(origin: "https://example.com", lease: .milliseconds(80)))
-      #expect(try await !b.claimRobotsFetch(origin: "https://example.com", lease: .seconds(60)))
+      #expect(try await b.claimRobotsFetch(origin: "https://warm.example", lease: Lease(owner: "b", for: .seconds(60), at: Date())))
+      #expect(try await a.claimRobotsFetch(origin: "https://example.com", lease: Lease(owner: "a", for: .milliseconds(80), at: Date())))
+      #expect(try await !b.claimRobotsFetch(origin: "https://example.com", lease: Lease(owner: "b", for: .seconds(60), at: Date())))
       try await Task.sleep(for: .milliseconds(150))
-      #expect(try await b.claimRobotsFetch(origin: "https://example.com", lease: .seconds(60)))
-      #expect(try await !a.claimRobotsFetch(origin: "https://example.com", lease: .seconds(60)))
+      #expect(try await b.claimRobotsFetch(origin: "https://example.com", lease: Lease(owner: "b", for: .seconds(60), at: Date())))
+      #expect(try await !a.claimRobotsFetch(origin: "https://example.com", lease: Lease(owner: "a", for: .seconds(60), at: Date())))
     }
   }
 
@@ -278,8 +279,8 @@ struct PostgresFleetStoreTests {
       // Both ask at once, many times over (a new slot each round): one wins each.
       for round in 0..<20 {
         let task = "t.race.\(round)"
-        async let first = a.claimLaunch(task: task, due: due, owner: "a", leaseUntil: due + 60)
-        async let second = b.claimLaunch(task: task, due: due, owner: "b", leaseUntil: due + 60)
+        async let first = a.claimLaunch(task: task, lease: Lease(owner: "a", for: .seconds(60), at: due))
+        async let second = b.claimLaunch(task: task, lease: Lease(owner: "b", for: .seconds(60), at: due))
         let wins = try await [first, second].filter { $0 }.count
         #expect(wins == 1, "round \(round): \(wins) daemons were granted the launch")
       }

@@ -21,17 +21,17 @@ import Testing
     do {
       let store = try SQLiteStore(path: temp.path)
       try await storeWithNotifications(store)
-      first = try await store.claimNotifications(limit: 10, owner: "dead", leaseUntil: t0 + 3600, now: t0 + 100)
+      first = try await store.claimNotifications(limit: 10, lease: Lease(owner: "dead", for: .seconds(3500), at: t0 + 100))
       #expect(first.count == 2)
       // The process dies here: no settle, no release.
     }
     let reopened = try SQLiteStore(path: temp.path)
-    #expect(try await reopened.claimNotifications(limit: 10, owner: "b", leaseUntil: t0 + 3600, now: t0 + 101).isEmpty)
-    try await reopened.releaseNotificationClaims(owner: nil)
-    let again = try await reopened.claimNotifications(limit: 10, owner: "b", leaseUntil: t0 + 3600, now: t0 + 102)
+    #expect(try await reopened.claimNotifications(limit: 10, lease: Lease(owner: "b", for: .seconds(3499), at: t0 + 101)).isEmpty)
+    try await reopened.release(.notification, owner: nil)
+    let again = try await reopened.claimNotifications(limit: 10, lease: Lease(owner: "b", for: .seconds(3498), at: t0 + 102))
     #expect(again.map(\.messageID) == first.map(\.messageID))
     // A lease that passed is claimable without a release.
-    let later = try await reopened.claimNotifications(limit: 10, owner: "c", leaseUntil: t0 + 9000, now: t0 + 3601)
+    let later = try await reopened.claimNotifications(limit: 10, lease: Lease(owner: "c", for: .seconds(5399), at: t0 + 3601))
     #expect(later.map(\.messageID) == first.map(\.messageID))
   }
 }
@@ -98,7 +98,7 @@ import Testing
     let kept = try await store.changes(source: nil, afterID: 0, limit: 10)
     #expect(kept.map(\.id) == [1, 3])
     #expect(kept[1].changedFields == ["p"])
-    let pending = try await store.claimNotifications(limit: 10, owner: "x", leaseUntil: t0 + 60, now: t0)
+    let pending = try await store.claimNotifications(limit: 10, lease: Lease(owner: "x", for: .seconds(60), at: t0))
     #expect(pending.map(\.change.id) == [3])
     try await crawl(store, [PagePlan(n: 1, records: [rec("b", 1)])], at: t0)
     let next = try await store.changes(source: nil, afterID: 3, limit: 10)

@@ -9,7 +9,7 @@ import Testing
     let temp = TempStorePath()
     let store = try SQLiteStore(path: temp.path)
     let crawl = try await store.openCrawl(source: "news", seeds: (1...200).map { seed($0) }, now: t0)
-    _ = try await store.claim(crawl: crawl.id, limit: 10, owner: "me", leaseUntil: t0 + 60, now: t0)
+    _ = try await store.claim(crawl: crawl.id, limit: 10, lease: Lease(owner: "me", for: .seconds(60), at: t0))
     let walBefore = (try? FileManager.default.attributesOfItem(atPath: temp.path + "-wal")[.size] as? Int) ?? 0
     #expect(walBefore > 0, "the writes went to the WAL first")
     try await store.close()

@@ -8,7 +8,7 @@ import Testing
     let writer = try SQLiteStore(path: temp.path)
     let crawl = try await writer.openCrawl(source: "s", seeds: [seed(1)], now: t0)
     let items = try await writer.claim(
-      crawl: crawl.id, limit: 1, owner: "a", leaseUntil: t0 + 60, now: t0)
+      crawl: crawl.id, limit: 1, lease: Lease(owner: "a", for: .seconds(60), at: t0))
     _ = try await writer.commit([
       PageCommit(item: items[0], outcome: .done, records: [record("a", fields: "{}", hash: 1)],
                  discovered: [seed(2, depth: 1)], now: t0)
@@ -31,7 +31,7 @@ import Testing
     for round in 0..<6 {
       let store = round % 2 == 0 ? a : b
       claimed += try await store.claim(
-        crawl: crawl.id, limit: 4, owner: "\(round % 2)", leaseUntil: t0 + 60, now: t0
+        crawl: crawl.id, limit: 4, lease: Lease(owner: "\(round % 2)", for: .seconds(60), at: t0)
       ).map(\.id)
     }
     #expect(claimed.count == 20)
@@ -49,7 +49,7 @@ import Testing
         """)
       let crawl = try await store.openCrawl(source: "s", seeds: [seed(1), seed(2)], now: t0)
       let items = try await store.claim(
-        crawl: crawl.id, limit: 2, owner: "a", leaseUntil: t0 + 60, now: t0)
+        crawl: crawl.id, limit: 2, lease: Lease(owner: "a", for: .seconds(60), at: t0))
       let good = PageCommit(item: items[0], outcome: .done,
                             records: [record("a", fields: "{}", hash: 1)],
                             discovered: [seed(5)], now: t0)

@@ -36,7 +36,7 @@ import Testing
 
   func commitRecords(_ store: SQLiteStore, _ keys: [String], source: String = "s") async throws {
     let crawl = try await store.openCrawl(source: source, seeds: [seed(keys.count)], now: t0)
-    let item = try #require(try await store.claim(crawl: crawl.id, limit: 1, owner: "o", leaseUntil: t0 + 60, now: t0).first)
+    let item = try #require(try await store.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "o", for: .seconds(60), at: t0)).first)
     _ = try await store.commit([
       PageCommit(
         item: item, outcome: .done,

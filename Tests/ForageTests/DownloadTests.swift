@@ -569,13 +569,13 @@ struct PodcastSite {
     try Data(body).write(to: URL(fileURLWithPath: part))
     #expect(link(part, dir.file("late.bin")) == 0)
     let claimed = try await store.claimDownloads(
-      ids: [entry.id], afterID: 0, limit: 1, maxRemaining: nil, owner: "dead", leaseUntil: .now + 60, now: .now)
+      ids: [entry.id], afterID: 0, limit: 1, maxRemaining: nil, lease: Lease(owner: "dead", for: .seconds(60), at: .now))
     entry = claimed[0]
     entry.bytesWritten = body.count
     entry.totalSize = body.count
     entry.name = "late.bin"
     entry.path = dir.file("late.bin")
-    #expect(try await store.updateDownload(entry, owner: "dead", leaseUntil: nil, now: .now))
+    #expect(try await store.updateDownload(entry, lease: Lease(owner: "dead", for: .zero, at: .now), releasing: true))
     #expect(try await d.complete([entry.id])[0].result == .done)
     #expect(server.requestCount(path: "/late.bin") == 0)
     #expect(folderListing(dir.path).filter { $0.hasPrefix("late") } == ["late.bin"])

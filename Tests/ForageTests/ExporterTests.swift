@@ -9,7 +9,7 @@ import ForageStore
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
     let crawl = try await store.openCrawl(
       source: "s", seeds: [FrontierSeed(url: "https://x.org/", fingerprint: 1, depth: 0)], now: Date())
-    let item = try #require(try await store.claim(crawl: crawl.id, limit: 1, owner: "o", leaseUntil: Date() + 60, now: Date()).first)
+    let item = try #require(try await store.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "o", for: .seconds(60), at: Date())).first)
     let records = [
       RecordInput(source: "s", key: "a", url: "https://x.org/a", fieldsJSON: #"{"name":"Lamp, \"big\"","price":12.5}"#, contentHash: 1),
       RecordInput(source: "s", key: "b", url: "https://x.org/b", fieldsJSON: #"{"name":"Bowl","tags":["x","y"]}"#, contentHash: 2),

@@ -10,7 +10,7 @@ import ForageStore
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
     let crawl = try await store.openCrawl(
       source: "s", seeds: [FrontierSeed(url: "https://x.org/", fingerprint: 1, depth: 0)], now: Date())
-    let item = try #require(try await store.claim(crawl: crawl.id, limit: 1, owner: "o", leaseUntil: Date() + 60, now: Date()).first)
+    let item = try #require(try await store.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "o", for: .seconds(60), at: Date())).first)
     let record = RecordInput(source: "s", key: "=1+1", url: "https://x.org/a", fieldsJSON: fields, contentHash: 1)
     _ = try await store.commit([PageCommit(item: item, outcome: .done, records: [record], now: Date())])
     return store

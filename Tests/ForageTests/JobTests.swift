@@ -342,7 +342,7 @@ func shopConfig(
     let compiled = try CompiledSource(source, canonicalizer: .default)
     let seeds = source.urls.map { PageContext.seed(WebURL($0)!, source: compiled, depth: 0) }
     let crawl = try await store.openCrawl(source: "s", seeds: seeds, now: Date())
-    let held = try await store.claim(crawl: crawl.id, limit: 1, owner: "other", leaseUntil: Date() + 3600, now: Date())
+    let held = try await store.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "other", for: .seconds(3600), at: Date()))
     #expect(held.map(\.url) == [server.url("/a")])
 
     let s = try await Job(config: config, store: store, transport: Engine.defaultTransport())

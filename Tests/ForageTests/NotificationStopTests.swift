@@ -105,7 +105,7 @@ import Darwin
       #expect(n.attempts == 0, "\(n)")
       #expect(n.lastError == nil, "\(n)")
     }
-    let again = try await store.claimNotifications(limit: 10, owner: "t", leaseUntil: Date() + 60, now: Date())
+    let again = try await store.claimNotifications(limit: 10, lease: Lease(owner: "t", for: .seconds(60), at: Date()))
     #expect(again.count == 2, "a claim was left behind")
   }
 }

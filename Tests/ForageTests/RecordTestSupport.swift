@@ -18,7 +18,7 @@ struct RecordWriter {
   func crawl(_ records: [(key: String, fields: String)], at now: Date) async throws -> [RecordChange] {
     let seed = FrontierSeed(url: "https://example.com/\(source)", fingerprint: 0xF00D, depth: 0)
     let crawl = try await store.openCrawl(source: source, seeds: [seed], now: now)
-    let items = try await store.claim(crawl: crawl.id, limit: 1, owner: "t", leaseUntil: now + 60, now: now)
+    let items = try await store.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "t", for: .seconds(60), at: now))
     let inputs = records.map {
       RecordInput(
         source: source, key: $0.key, url: "https://example.com/\(source)/\($0.key)", fieldsJSON: $0.fields,

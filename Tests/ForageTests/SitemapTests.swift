@@ -412,7 +412,7 @@ private func parse(_ text: String, max: Int = Sitemap.maxURLs) -> SitemapDocumen
         FrontierSeed(url: "https://example.com/a", fingerprint: 1, depth: -1, lastModified: when),
         FrontierSeed(url: "https://example.com/b", fingerprint: 2, depth: 0),
       ], now: Date())
-    let items = try await store.claim(crawl: crawl.id, limit: 10, owner: "t", leaseUntil: Date() + 60, now: Date())
+    let items = try await store.claim(crawl: crawl.id, limit: 10, lease: Lease(owner: "t", for: .seconds(60), at: Date()))
     #expect(items.map(\.url) == ["https://example.com/a", "https://example.com/b"])  // sitemaps first
     #expect(items.map(\.lastModified) == [when, nil])
     var commit = PageCommit(item: items[1], outcome: .done, now: Date())
@@ -421,7 +421,7 @@ private func parse(_ text: String, max: Int = Sitemap.maxURLs) -> SitemapDocumen
       FrontierSeed(url: "https://example.com/d", fingerprint: 4, depth: 1),
     ]
     _ = try await store.commit([commit])
-    let more = try await store.claim(crawl: crawl.id, limit: 10, owner: "t", leaseUntil: Date() + 60, now: Date())
+    let more = try await store.claim(crawl: crawl.id, limit: 10, lease: Lease(owner: "t", for: .seconds(60), at: Date()))
     #expect(more.map(\.lastModified) == [when + 5, nil])
   }
 }

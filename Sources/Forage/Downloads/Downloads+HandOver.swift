@@ -98,8 +98,7 @@ extension Downloads {
   {
     let owner = Self.owner(forSession: session)
     let claimed = try await store.claimDownloads(
-      ids: nil, afterID: 0, limit: limit, maxRemaining: nil, owner: owner,
-      leaseUntil: Date().addingTimeInterval(lease.seconds), now: Date())
+      ids: nil, afterID: 0, limit: limit, maxRemaining: nil, lease: Lease(owner: owner, for: lease, at: Date()))
     var handed: [HandedOverDownload] = []
     for entry in claimed {
       guard let url = URL(string: entry.url) else {

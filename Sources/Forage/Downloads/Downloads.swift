@@ -173,8 +173,7 @@ public struct Downloads: Sendable {
         if !exhausted, running < concurrency, timeLeft, !Task.isCancelled {
           let want = concurrency - running
           let claimed = try await store.claimDownloads(
-            ids: ids, afterID: lastID, limit: want, maxRemaining: maxRemaining, owner: owner,
-            leaseUntil: Date().addingTimeInterval(settings.lease.seconds), now: Date())
+            ids: ids, afterID: lastID, limit: want, maxRemaining: maxRemaining, lease: lease())
           if claimed.count < want { exhausted = true }
           for entry in claimed {
             lastID = max(lastID, entry.id)
@@ -223,7 +222,7 @@ public struct Downloads: Sendable {
           }
         }
         if !abandoned.isEmpty {
-          try await store.releaseDownloadClaims(owner: nil, ids: abandoned)
+          try await store.release(.download, owner: nil, ids: abandoned)
           continue
         }
         try? await Task.sleep(for: .milliseconds(300))
@@ -478,8 +477,7 @@ public struct Downloads: Sendable {
       lastCheckpoint = ContinuousClock.now
       // Read the length, then fsync, then record: what is recorded is on disk.
       if snapshot.head != nil, (try? part.sync()) == nil { continue }
-      let kept = (try? await store.updateDownload(
-        current, owner: owner, leaseUntil: Date().addingTimeInterval(settings.lease.seconds), now: Date())) ?? true
+      let kept = (try? await store.updateDownload(current, lease: lease(), releasing: false)) ?? true
       if !kept { return true }
     }
     return false
@@ -520,9 +518,11 @@ public struct Downloads: Sendable {
   /// was lost.
   @discardableResult
   func save(_ entry: DownloadEntry, release: Bool = false) async throws -> Bool {
-    try await store.updateDownload(
-      entry, owner: owner, leaseUntil: release ? nil : Date().addingTimeInterval(settings.lease.seconds), now: Date())
+    try await store.updateDownload(entry, lease: lease(), releasing: release)
   }
+
+  /// This worker's lease on a download from now: ``DownloadSettings/lease`` long.
+  func lease() -> Lease { Lease(owner: owner, for: settings.lease, at: Date()) }
 
   /// Records `entry` failed. With its `part` (open and locked by this worker), the
   /// part file goes when it holds nothing a later attempt could resume from: no

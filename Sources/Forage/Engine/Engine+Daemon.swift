@@ -112,9 +112,9 @@ extension Engine {
     // launches of different tasks run side by side. So do its notifications:
     // they go again, with the same ids; and its downloads, resumed from their
     // part files by the next processing launch.
-    try await store.releaseClaims(owner: nil)
-    try await store.releaseNotificationClaims(owner: nil)
-    try await store.releaseDownloadClaims(owner: nil, ids: nil)
+    try await store.release(.frontier, owner: nil)
+    try await store.release(.notification, owner: nil)
+    try await store.release(.download, owner: nil)
     runner.register(on: scheduler)
     scheduler.finishLaunching()
     do { try await runner.submitAll(to: scheduler, now: Date()) } catch {

@@ -17,7 +17,7 @@ extension Engine {
   /// - Throws: store errors.
   public func deliverNotifications() async throws -> Notifier.Report {
     guard let notifier = notifier() else { return Notifier.Report() }
-    try await store.releaseNotificationClaims(owner: nil)
+    try await store.release(.notification, owner: nil)
     return try await notifier.deliverDue()
   }
 

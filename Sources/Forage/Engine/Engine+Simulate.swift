@@ -58,7 +58,7 @@ extension Engine {
         refreshNow: refreshNow)
     }
     let scheduler = simulatedScheduler(config: config, profile: profile, seed: seed)
-    try await store.releaseClaims(owner: nil)
+    try await store.release(.frontier, owner: nil)
     let recorded = await Recorded(store, tasks: config.tasks)
     // Each launch reports the bytes its job received, for the data budget.
     let transfers = Locked<[String: Int64]>([:])

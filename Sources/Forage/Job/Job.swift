@@ -54,10 +54,10 @@ package final class Job: Sendable {
     self.canonicalizer = URLCanonicalizer(removingQueryParameters: config.removeQueryParameters)
     let owner = "pid-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
     self.owner = owner
-    let hostBudget = store.isShared ? StoreHostBudget(store: store, owner: owner) : nil
+    let hostBudget = store.isShared ? StoreHostBudget(store: store, owner: owner, now: now) : nil
     self.hostBudget = hostBudget
     self.fetcher = Fetcher(
-      transport: transport, settings: config.fetch, robotsArchive: StoreRobotsArchive(store: store),
+      transport: transport, settings: config.fetch, robotsArchive: StoreRobotsArchive(store: store, owner: owner, now: now),
       hostBudget: hostBudget)
     self.router = NotificationRouter(config: config)
     self.notifier =
@@ -104,7 +104,7 @@ package final class Job: Sendable {
   ///   - recoveringClaims: first return every claimed frontier entry to the
   ///     queue: right for a single process after a crash, wrong while other
   ///     jobs of the same process run (pass false there, and recover once at
-  ///     start with `Store.releaseClaims(owner: nil)`).
+  ///     start with `Store.release(.frontier, owner: nil)`).
   ///
   /// Cancelling the calling task stops the job as its deadline would: no
   /// new requests, in-flight ones cancelled, deliveries abandoned at once (a
@@ -129,8 +129,8 @@ package final class Job: Sendable {
     // A single process owns an embedded store: claims left by a killed
     // process go back to the queue.
     if recoveringClaims {
-      try await store.releaseClaims(owner: nil)
-      try await store.releaseNotificationClaims(owner: nil)
+      try await store.release(.frontier, owner: nil)
+      try await store.release(.notification, owner: nil)
     }
     let runID = try await store.beginRun(task: launch.task, sources: selected.map(\.name), startedAt: now())
 
@@ -207,8 +207,8 @@ package final class Job: Sendable {
     // One process's store: claims last the launch. A fleet's: brief leases,
     // renewed while this worker lives, so a dead worker's URLs come back.
     let shared = store.isShared
-    let launchLease = (deadline - clock.now).seconds + EngineDefaults.grace.seconds + 60
-    let leaseSeconds = shared ? EngineDefaults.fleetLease.seconds : launchLease
+    let launchLease = (deadline - clock.now) + EngineDefaults.grace + .seconds(60)
+    let leaseLength = shared ? EngineDefaults.fleetLease : launchLease
     var crawls: [Crawl] = []
     var contexts: [PageContext] = []
     var lanes: [LaunchMachine<ProcessedPage>.Lane] = []
@@ -239,7 +239,7 @@ package final class Job: Sendable {
       case claimed(lane: Int, items: [FrontierItem], pages: [UInt64: PageRecord], generation: Int, fleet: FrontierCounts?)
     }
 
-    let renewal = shared ? Task { await renewClaims(leaseSeconds: leaseSeconds) } : nil
+    let renewal = shared ? Task { await renewClaims(for: leaseLength) } : nil
     defer { renewal?.cancel() }
     let outcome = try await withThrowingTaskGroup(of: Outcome.self) { group -> RunOutcome? in
       group.addTask {
@@ -267,7 +267,7 @@ package final class Job: Sendable {
           case .claim(let lane, let limit, let generation):
             let crawl = crawls[lane].id
             group.addTask {
-              let items = try await self.claim(crawl: crawl, limit: limit, leaseSeconds: leaseSeconds)
+              let items = try await self.claim(crawl: crawl, limit: limit, for: leaseLength)
               // A fleet's empty claim says how the others stand: the machine
               // decides whether to wait for them.
               let fleet = shared && items.isEmpty ? try await self.store.frontierCounts(crawl: crawl) : nil
@@ -339,25 +339,23 @@ package final class Job: Sendable {
     // waiting for a retry go back to the queue; so do the fleet's request
     // slots this launch holds.
     await hostBudget?.returnUnused()
-    try await store.releaseClaims(owner: owner)
+    try await store.release(.frontier, owner: owner)
     return outcome ?? (machine.stoppedOnRequest ? .interrupted : .budget)
   }
 
   // MARK: The store's side of a launch (one call each)
 
-  /// Claims up to `limit` entries of `crawl` for this job, leased for
-  /// `leaseSeconds`.
-  private func claim(crawl: Int64, limit: Int, leaseSeconds: Double) async throws -> [FrontierItem] {
-    try await store.claim(
-      crawl: crawl, limit: limit, owner: owner, leaseUntil: now().addingTimeInterval(leaseSeconds), now: now())
+  /// Claims up to `limit` entries of `crawl` for this job, leased for `length`.
+  private func claim(crawl: Int64, limit: Int, for length: Duration) async throws -> [FrontierItem] {
+    try await store.claim(crawl: crawl, limit: limit, lease: Lease(owner: owner, for: length, at: now()))
   }
 
   /// Renews this job's claims every ``EngineDefaults/fleetLeaseRenewal`` until
   /// cancelled: a fleet's worker that lives keeps its URLs.
-  private func renewClaims(leaseSeconds: Double) async {
+  private func renewClaims(for length: Duration) async {
     while !Task.isCancelled {
       try? await Task.sleep(for: EngineDefaults.fleetLeaseRenewal)
-      _ = try? await store.renewClaims(owner: owner, leaseUntil: now().addingTimeInterval(leaseSeconds))
+      _ = try? await store.renew(.frontier, lease: Lease(owner: owner, for: length, at: now()))
     }
   }
 

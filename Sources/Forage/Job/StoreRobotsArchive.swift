@@ -7,6 +7,10 @@ import ForageStore
 /// fetcher then asks the origin, as it would without an archive).
 struct StoreRobotsArchive: RobotsArchive {
   let store: any Store
+  /// Whose lease a robots.txt fetch is (the job's owner).
+  let owner: String
+  /// The job's clock, which a lease is asked on.
+  let now: @Sendable () -> Date
 
   func robotsAnswer(origin: String) async -> RobotsAnswer? {
     guard let file = try? await store.robotsFile(origin: origin) else { return nil }
@@ -26,7 +30,7 @@ struct StoreRobotsArchive: RobotsArchive {
   /// A fleet's store elects one worker to download an origin's robots.txt;
   /// a store error reads as "fetch it yourself".
   func claimRobotsFetch(origin: String) async -> Bool {
-    (try? await store.claimRobotsFetch(origin: origin, lease: .seconds(15))) ?? true
+    (try? await store.claimRobotsFetch(origin: origin, lease: Lease(owner: owner, for: .seconds(15), at: now()))) ?? true
   }
 
   func keepRobotsAnswer(_ answer: RobotsAnswer) async {
@@ -54,14 +58,14 @@ struct StoreRobotsArchive: RobotsArchive {
 struct StoreHostBudget: SharedHostBudget {
   let pool: HostTicketPool
 
-  init(store: any Store, owner: String) {
+  init(store: any Store, owner: String, now: @escaping @Sendable () -> Date) {
     pool = HostTicketPool(
       take: { host, concurrency, delay, count, lease, returning in
         try await store.takeHostTickets(
-          host: host, owner: owner, concurrency: concurrency, delay: delay, count: count, lease: lease,
-          returning: returning)
+          host: host, concurrency: concurrency, delay: delay, count: count,
+          lease: Lease(owner: owner, for: lease, at: now()), returning: returning)
       },
-      give: { tickets in try await store.returnHostTickets(tickets, owner: owner) })
+      give: { tickets in try await store.release(.hostTicket, owner: owner, ids: tickets) })
   }
 
   func take(host: String, concurrency: Int, delay: Duration, lease: Duration) async -> Int64? {

@@ -108,11 +108,11 @@ public final class Notifier: Sendable {
       let disabled = try await currentDisabledChannels()
       let now = self.now()
       let due = try await store.claimNotifications(
-        limit: NotifierDefaults.claimBatch, owner: owner, leaseUntil: now.addingTimeInterval(leaseSeconds), now: now)
+        limit: NotifierDefaults.claimBatch, lease: Lease(owner: owner, for: .seconds(leaseSeconds), at: now))
       if due.isEmpty { break }
       report.add(try await deliver(due, disabled: disabled, mayStart: mayStart))
     }
-    try await store.releaseNotificationClaims(owner: owner)
+    try await store.release(.notification, owner: owner)
     released = true
     return report
   }
@@ -275,7 +275,7 @@ public final class Notifier: Sendable {
   private func releaseClaimsDetached() {
     let store = self.store
     let owner = self.owner
-    Task.detached { try? await store.releaseNotificationClaims(owner: owner) }
+    Task.detached { try? await store.release(.notification, owner: owner) }
   }
 }
 

@@ -9,7 +9,7 @@ import ForageStore
 /// conditions it launched under.
 ///
 ///     let runner = TaskRunner(config: config, store: store, transport: CurlTransport())
-///     try await store.releaseClaims(owner: nil)   // once, after a crash
+///     try await store.release(.frontier, owner: nil)   // once, after a crash
 ///     runner.register(on: scheduler)
 ///     scheduler.finishLaunching()
 ///     try runner.submitAll(to: scheduler, now: Date())
@@ -165,9 +165,8 @@ public struct TaskRunner: Sendable {
     // In a fleet, one daemon runs each due launch: the others skip it (their
     // next request is already submitted, so the schedule goes on).
     if let owner = launchOwner, store.isShared {
-      let lease = task.every.seconds / 2
-      guard try await store.claimLaunch(task: task.id, due: now, owner: owner, leaseUntil: now.addingTimeInterval(lease))
-      else {
+      let lease = Lease(owner: owner, for: task.every / 2, at: now)
+      guard try await store.claimLaunch(task: task.id, lease: lease) else {
         background.reportRefreshed(sources: [])
         onLaunchSkipped?(task)
         return

@@ -12,12 +12,14 @@ import Testing
 //
 // Every call of a claim or lease requirement (claim, renew, release, launch
 // election, tickets) and every construction of a `PageCommit` goes through
-// the helpers below, so that a change of those requirements (leases as
-// durations, one lease mechanism, another commit type) is adapted here once.
-// A lease is given as how long it lasts from the instant of the call.
+// the helpers below, so that a change of those requirements (another commit
+// type) is adapted here once. A lease is given as how long it lasts (seconds)
+// from the instant of the call on the test's clock; each helper makes the
+// `Lease`.
 
 /// Runs `body` with two stores of `kind` on one new, empty store (two
-/// processes on one SQLite file, two workers on one PostgreSQL database).
+/// processes on one SQLite file, two workers on one PostgreSQL database,
+/// whose leases follow the callers' virtual clock as `withStore`'s do).
 /// Spell the closure's signature out (`{ (a: any Store, b: any Store) async throws in`):
 /// a body whose every `try` is inside `#expect` does not compile otherwise
 /// ("errors thrown from here are not handled").
@@ -30,8 +32,8 @@ func withTwoStores<T>(_ kind: StoreKind, _ body: (any Store, any Store) async th
   case .postgres:
     #if Postgres
     return try await PostgresTestServer.withDatabase { url in
-      let a = try PostgresStore(url: url)
-      let b = try PostgresStore(url: url)
+      let a = try PostgresStore(url: url, leaseClock: .caller)
+      let b = try PostgresStore(url: url, leaseClock: .caller)
       do {
         let value = try await body(a, b)
         try await a.close()
@@ -55,17 +57,22 @@ func withTwoStores<T>(_ kind: StoreKind, _ body: (any Store, any Store) async th
 func claimFrontier(
   _ store: any Store, _ crawl: Int64, limit: Int, owner: String = "a", lease: TimeInterval = 60, at now: Date = t0
 ) async throws -> [FrontierItem] {
-  try await store.claim(crawl: crawl, limit: limit, owner: owner, leaseUntil: now + lease, now: now)
+  try await store.claim(crawl: crawl, limit: limit, lease: makeLease(owner, lease, at: now))
+}
+
+/// `owner`'s lease of `seconds` from `now`.
+func makeLease(_ owner: String, _ seconds: TimeInterval, at now: Date) -> Lease {
+  Lease(owner: owner, for: .seconds(seconds), at: now)
 }
 
 /// Returns `owner`'s claimed frontier entries to the queue (every owner's when nil).
 func releaseFrontier(_ store: any Store, owner: String?) async throws {
-  try await store.releaseClaims(owner: owner)
+  try await store.release(.frontier, owner: owner)
 }
 
 /// Extends `owner`'s frontier leases to `lease` seconds after `now`; how many it holds.
 func renewFrontier(_ store: any Store, owner: String, lease: TimeInterval, at now: Date) async throws -> Int {
-  try await store.renewClaims(owner: owner, leaseUntil: now + lease)
+  try await store.renew(.frontier, lease: makeLease(owner, lease, at: now))
 }
 
 /// Opens a crawl of `source` seeded with `count` seeds and claims them all at `t0`.
@@ -167,12 +174,12 @@ func rec(_ key: String, _ price: Int, page: Int = 1) -> RecordInput {
 func claimOutbox(
   _ store: any Store, limit: Int = 10, owner: String, lease: TimeInterval = 100, at now: Date
 ) async throws -> [OutboxNotification] {
-  try await store.claimNotifications(limit: limit, owner: owner, leaseUntil: now + lease, now: now)
+  try await store.claimNotifications(limit: limit, lease: makeLease(owner, lease, at: now))
 }
 
 /// Releases `owner`'s claimed notifications (every owner's when nil).
 func releaseOutbox(_ store: any Store, owner: String?) async throws {
-  try await store.releaseNotificationClaims(owner: owner)
+  try await store.release(.notification, owner: owner)
 }
 
 // MARK: Download claims
@@ -184,8 +191,8 @@ func claimDownloads(
   owner: String = "a", lease: TimeInterval = 60, at now: Date = t0
 ) async throws -> [DownloadEntry] {
   try await store.claimDownloads(
-    ids: ids, afterID: afterID, limit: limit, maxRemaining: maxRemaining, owner: owner, leaseUntil: now + lease,
-    now: now)
+    ids: ids, afterID: afterID, limit: limit, maxRemaining: maxRemaining,
+    lease: makeLease(owner, lease, at: now))
 }
 
 /// Writes a claimed download as `owner`, keeping the claim `lease` more
@@ -193,24 +200,27 @@ func claimDownloads(
 func updateClaimedDownload(
   _ store: any Store, _ entry: DownloadEntry, owner: String = "a", lease: TimeInterval?, at now: Date = t0
 ) async throws -> Bool {
-  try await store.updateDownload(entry, owner: owner, leaseUntil: lease.map { now + $0 }, now: now)
+  try await store.updateDownload(
+    entry, lease: makeLease(owner, lease ?? 0, at: now), releasing: lease == nil)
 }
 
-/// Returns claimed downloads to the queue (see `releaseDownloadClaims`).
+/// Returns claimed downloads to the queue (see `release(_:owner:ids:)`).
 func releaseDownloads(_ store: any Store, owner: String?, ids: [Int64]? = nil) async throws {
-  try await store.releaseDownloadClaims(owner: owner, ids: ids)
+  try await store.release(.download, owner: owner, ids: ids)
 }
 
 // MARK: Launches, robots.txt and host tickets
 
 /// Asks whether `owner` may run `task`'s launch due at `due`, holding it `lease` seconds past `due`.
 func electLaunch(_ store: any Store, task: String, due: Date, owner: String, lease: TimeInterval) async throws -> Bool {
-  try await store.claimLaunch(task: task, due: due, owner: owner, leaseUntil: due + lease)
+  try await store.claimLaunch(task: task, lease: makeLease(owner, lease, at: due))
 }
 
-/// Asks whether this process should fetch `origin`'s robots.txt, holding the task for `lease`.
-func electRobotsFetch(_ store: any Store, origin: String, lease: Duration = .seconds(60)) async throws -> Bool {
-  try await store.claimRobotsFetch(origin: origin, lease: lease)
+/// Asks whether this process should fetch `origin`'s robots.txt at `now`, holding the task for `lease`.
+func electRobotsFetch(
+  _ store: any Store, origin: String, owner: String = "a", lease: Duration = .seconds(60), at now: Date = Date()
+) async throws -> Bool {
+  try await store.claimRobotsFetch(origin: origin, lease: Lease(owner: owner, for: lease, at: now))
 }
 
 /// Takes one of `host`'s request slots for `owner` (nil when it is busy).
@@ -219,11 +229,12 @@ func takeHostTicket(
   lease: Duration = .seconds(60)
 ) async throws -> Int64? {
   try await store.takeHostTickets(
-    host: host, owner: owner, concurrency: concurrency, delay: delay, count: 1, lease: lease, returning: []
+    host: host, concurrency: concurrency, delay: delay, count: 1, lease: Lease(owner: owner, for: lease, at: Date()),
+    returning: []
   ).first
 }
 
 /// Gives `owner`'s host ticket back.
 func returnHostTicket(_ store: any Store, _ ticket: Int64, owner: String) async throws {
-  try await store.returnHostTickets([ticket], owner: owner)
+  try await store.release(.hostTicket, owner: owner, ids: [ticket])
 }

@@ -2,10 +2,15 @@ import Foundation
 import Testing
 @testable import ForageStore
 
-/// `LeaseStore` on every store: whether it is shared, the renewal of a
-/// worker's frontier leases, and the election of a task's launch. A store of
-/// one process (SQLite) renews nothing and grants every launch; a shared one
-/// (PostgreSQL) renews and elects.
+/// `LeaseStore` on every store, for every kind of claim (`LeaseKind`): a
+/// claim is one owner's while its lease lasts and another's from its end
+/// (one boundary), renewing extends only the owner's claims, and releasing
+/// gives them back. A store of one process (SQLite) keeps the frontier's,
+/// the outbox's and the downloads' claims and grants every launch,
+/// robots.txt fetch and host ticket (its process is the only one); a shared
+/// store (PostgreSQL) keeps every kind. PostgreSQL runs on the callers'
+/// virtual clock here (`withStore`), except host tickets, which its server
+/// function counts on the server's clock: those wait for real time.
 @Suite struct LeaseConformanceTests {
   @Test(arguments: StoreKind.all) func test_isShared_onlyForAStoreOfManyProcesses(_ kind: StoreKind) async throws {
     try await withStore(kind) { store in
@@ -13,74 +18,85 @@ import Testing
     }
   }
 
-  /// Renewing extends every lease the owner holds (and only its own), so
-  /// another owner cannot take them past the first lease; a store of one
-  /// process renews nothing (its leases last a whole launch) and says 0.
-  @Test(arguments: StoreKind.all) func test_renewClaims_extendsTheOwnersLeases_whenShared(_ kind: StoreKind) async throws {
+  /// Held while `now < at + length`, passed at its end: another owner is
+  /// refused a claim one millisecond before and granted it at the end.
+  @Test(arguments: LeaseKind.allCases, StoreKind.all)
+  func test_everyKind_isRefusedToAnotherOwnerWhileHeld_andTakenAtItsEnd(_ lease: LeaseKind, _ kind: StoreKind)
+    async throws
+  {
     try await withStore(kind) { store in
-      let crawl = try await store.openCrawl(source: "s", seeds: (1...3).map { seed($0) }, now: t0)
-      let mine = try await claimFrontier(store, crawl.id, limit: 2, owner: "a", lease: 60, at: t0)
-      let theirs = try await claimFrontier(store, crawl.id, limit: 1, owner: "c", lease: 60, at: t0)
-      #expect(mine.count == 2 && theirs.count == 1)
-      let held = try await renewFrontier(store, owner: "a", lease: 600, at: t0 + 30)
-      #expect(held == (store.isShared ? 2 : 0))
-      #expect(try await renewFrontier(store, owner: "nobody", lease: 600, at: t0 + 30) == 0)
-      // Past the first lease: c's entry is free again, a's only when not renewed.
-      let taken = try await claimFrontier(store, crawl.id, limit: 5, owner: "b", lease: 60, at: t0 + 100)
-      let expected = store.isShared ? theirs : (mine + theirs).sorted { $0.id < $1.id }
-      #expect(taken.map(\.id) == expected.map(\.id))
+      let claims = try await Claims.prepare(lease, on: store, count: 1)
+      let first = try await claims.claim(owner: "a", for: 60, at: t0)
+      #expect(first.count == 1)
+      #expect(try await claims.claim(owner: "b", for: 60, at: t0 + 59.999) == (claims.coordinates ? [] : first))
+      if claims.onServerClock {
+        // A lease of zero has passed a millisecond later, by the server's clock.
+        let later = try await Claims.prepare(lease, on: store, count: 1, tag: "later")
+        let second = try await later.claim(owner: "a", for: 0, at: t0)
+        #expect(second.count == 1)
+        #expect(try await later.claimOnceFree(owner: "b") == second)
+      } else {
+        #expect(try await claims.claim(owner: "b", for: 60, at: t0 + 60, limit: 1) == first)
+      }
     }
   }
 
-  /// One boundary for every lease (frontier entries, notifications,
-  /// downloads, launches): held while `now < leaseUntil`, passed at
-  /// `leaseUntil`. The frontier and downloads held their leases one instant
-  /// longer than notifications and launches (`<` against `<=`).
-  @Test(arguments: StoreKind.all) func test_everyLease_isHeldBeforeItsEnd_andPassedAtIt(_ kind: StoreKind) async throws {
+  /// Renewing extends every claim of the kind its owner holds and only
+  /// those: past the first lease, another owner takes the claim that was not
+  /// renewed. A kind the store keeps no claims of renews none (0).
+  @Test(arguments: LeaseKind.allCases, StoreKind.all)
+  func test_renew_extendsOnlyTheOwnersClaims(_ lease: LeaseKind, _ kind: StoreKind) async throws {
     try await withStore(kind) { store in
-      // A notification of the first crawl's new record, due at t0.
-      try await crawl(store, [PagePlan(n: 1, records: [rec("a", 1)])], router: RecordingRouter(), at: t0)
-      let due = t0 + 100
-      #expect(try await claimOutbox(store, limit: 1, owner: "a", lease: 60, at: due).count == 1)
-      #expect(try await claimOutbox(store, limit: 1, owner: "b", lease: 60, at: due + 59.999).isEmpty)
-      #expect(try await claimOutbox(store, limit: 1, owner: "b", lease: 60, at: due + 60).count == 1)
+      let claims = try await Claims.prepare(lease, on: store, count: 2)
+      let length: TimeInterval = claims.onServerClock ? 0 : 60
+      let mine = try await claims.claim(owner: "a", for: length, at: t0)
+      let theirs = try await claims.claim(owner: "c", for: length, at: t0, excluding: mine)
+      #expect(mine.count == 1 && theirs.count == 1 && mine != theirs)
+      let renewed = try await store.renew(lease, lease: Lease(owner: "a", for: .seconds(600), at: t0 + 30))
+      #expect(renewed == (claims.keeps ? 1 : 0))
+      #expect(try await store.renew(lease, lease: Lease(owner: "nobody", for: .seconds(600), at: t0 + 30)) == 0)
+      let taken =
+        claims.onServerClock
+        ? try await claims.claimOnceFree(owner: "b", limit: 2)
+        : try await claims.claim(owner: "b", for: 60, at: t0 + 100, limit: 2)
+      #expect(taken == (claims.keeps ? theirs : (mine + theirs).sorted()))
+    }
+  }
 
-      let crawl = try await store.openCrawl(source: "f", seeds: [seed(1)], now: t0)
-      #expect(try await claimFrontier(store, crawl.id, limit: 1, owner: "a", lease: 60, at: t0).count == 1)
-      #expect(try await claimFrontier(store, crawl.id, limit: 1, owner: "b", lease: 60, at: t0 + 59.999).isEmpty)
-      #expect(try await claimFrontier(store, crawl.id, limit: 1, owner: "b", lease: 60, at: t0 + 60).count == 1)
-
-      let download = try await store.enqueueDownload(DownloadConformanceTests.request(1), repeat: .keep, now: t0).id
-      #expect(try await claimDownloads(store, limit: 1, owner: "a", lease: 60, at: t0).map(\.id) == [download])
-      #expect(try await claimDownloads(store, limit: 1, owner: "b", lease: 60, at: t0 + 59.999).isEmpty)
-      #expect(try await claimDownloads(store, limit: 1, owner: "b", lease: 60, at: t0 + 60).map(\.id) == [download])
-
-      let elects = store.isShared
-      #expect(try await electLaunch(store, task: "t", due: t0, owner: "a", lease: 10))
-      #expect(try await electLaunch(store, task: "t", due: t0 + 9.999, owner: "b", lease: 10) == !elects)
-      #expect(try await electLaunch(store, task: "t", due: t0 + 10, owner: "b", lease: 10))
+  /// Releasing one owner's claims gives them back at once (to the queue,
+  /// due again, or deleted) and leaves another owner's held.
+  @Test(arguments: LeaseKind.allCases, StoreKind.all)
+  func test_release_ofOneOwner_givesItsClaimsBack_andKeepsOthers(_ lease: LeaseKind, _ kind: StoreKind)
+    async throws
+  {
+    try await withStore(kind) { store in
+      let claims = try await Claims.prepare(lease, on: store, count: 2)
+      let mine = try await claims.claim(owner: "a", for: 60, at: t0)
+      let theirs = try await claims.claim(owner: "c", for: 60, at: t0, excluding: mine)
+      #expect(mine.count == 1 && theirs.count == 1)
+      try await store.release(lease, owner: "a")
+      let expected = claims.keeps ? mine : claims.coordinates ? [] : (mine + theirs).sorted()
+      #expect(try await claims.claim(owner: "b", for: 60, at: t0 + 1, limit: 2) == expected)
     }
   }
 
   /// Releasing every claim (owner nil, as a process does at start): a
   /// store of one process releases them all (a crashed run left them); a
   /// shared store only those whose lease has passed, and the live claims of
-  /// other workers stay theirs.
-  @Test(arguments: StoreKind.all) func test_releaseClaims_ofAll_keepsOthersLiveClaims_whenShared(_ kind: StoreKind) async throws {
+  /// other workers stay theirs. Counted on the current time.
+  @Test(arguments: LeaseKind.allCases, StoreKind.all)
+  func test_release_ofAll_keepsOthersLiveClaims_whenShared(_ lease: LeaseKind, _ kind: StoreKind) async throws {
     try await withStore(kind) { store in
-      // The release counts on the current time: leases around it.
+      let claims = try await Claims.prepare(lease, on: store, count: 2)
       let now = Date()
-      let crawl = try await store.openCrawl(source: "s", seeds: [seed(1), seed(2)], now: now)
-      let live = try await claimFrontier(store, crawl.id, limit: 1, owner: "live", lease: 600, at: now)
-      let dead = try await claimFrontier(store, crawl.id, limit: 1, owner: "dead", lease: 60, at: now - 3600)
+      let live = try await claims.claim(owner: "live", for: 600, at: now)
+      // On the server's clock a lease of zero has passed once the call returns.
+      let dead = try await claims.claim(
+        owner: "dead", for: claims.onServerClock ? 0 : 60, at: now - 3600, excluding: live)
       #expect(live.count == 1 && dead.count == 1)
-      try await releaseFrontier(store, owner: nil)
-      #expect(
-        try await store.frontierCounts(crawl: crawl.id)
-          == (store.isShared ? FrontierCounts(queued: 1, claimed: 1) : FrontierCounts(queued: 2)))
-      // The live claim is still its owner's: another worker takes only the released entry.
-      let taken = try await claimFrontier(store, crawl.id, limit: 2, owner: "next", lease: 60, at: now)
-      #expect(taken.map(\.id) == (store.isShared ? dead : (live + dead).sorted { $0.id < $1.id }).map(\.id))
+      try await store.release(lease, owner: nil)
+      let taken = try await claims.claim(owner: "next", for: 60, at: now, limit: 2)
+      #expect(taken == (store.isShared ? dead : (live + dead).sorted()))
     }
   }
 
@@ -104,5 +120,97 @@ import Testing
       // One store of a fleet serves several daemons: the owner decides, not the connection.
       #expect(try await electLaunch(b, task: "t", due: due + 12, owner: "c", lease: 10) == !elects)
     }
+  }
+}
+
+/// One kind of claim on one store, driven the same way for every kind:
+/// `prepare` makes things to claim (frontier entries, notifications,
+/// downloads, tasks, origins, hosts), `claim` takes up to `limit` of them
+/// and names those it took, sorted.
+struct Claims {
+  let kind: LeaseKind
+  let store: any Store
+  var crawlID: Int64 = 0
+  /// The tasks, origins or hosts to claim.
+  var names: [String] = []
+
+  /// True when the store keeps this kind's claims, so that renew and
+  /// release act on them.
+  var keeps: Bool { kind.isRenewable && (store.isShared || [.frontier, .notification, .download].contains(kind)) }
+  /// True when the store refuses another owner a claim while it is held.
+  var coordinates: Bool { store.isShared || [.frontier, .notification, .download].contains(kind) }
+  /// True when the store counts this kind's leases on the server's clock
+  /// whatever its lease clock (host tickets of PostgreSQL).
+  var onServerClock: Bool { kind == .hostTicket && store.isShared }
+
+  /// Makes `count` things of `kind` to claim; `tag` tells apart the names
+  /// of a second set on the same store.
+  static func prepare(_ kind: LeaseKind, on store: any Store, count: Int, tag: String = "") async throws -> Claims {
+    var claims = Claims(kind: kind, store: store)
+    switch kind {
+    case .frontier:
+      claims.crawlID = try await store.openCrawl(source: "f", seeds: (1...count).map { seed($0) }, now: t0).id
+    case .notification:
+      // The first crawl's new records, one notification each, due at t0.
+      let records = (1...count).map { rec("k\($0)", $0) }
+      try await crawl(store, [PagePlan(n: 1, records: records)], router: RecordingRouter(), at: t0)
+    case .download:
+      for n in 1...count {
+        _ = try await store.enqueueDownload(DownloadConformanceTests.request(n), repeat: .keep, now: t0)
+      }
+    case .launch: claims.names = (1...count).map { "task-\(tag)\($0)" }
+    case .robotsFetch: claims.names = (1...count).map { "https://o\(tag)\($0).example" }
+    case .hostTicket: claims.names = (1...count).map { "http://h\(tag)\($0).example" }
+    }
+    return claims
+  }
+
+  /// Claims up to `limit` for `owner` at `now`, leased `seconds`; tasks,
+  /// origins and hosts among `excluding` are not asked for (entries,
+  /// notifications and downloads are taken in the store's order).
+  func claim(
+    owner: String, for seconds: TimeInterval, at now: Date, limit: Int = 1, excluding: [String] = []
+  ) async throws -> [String] {
+    let lease = Lease(owner: owner, for: .seconds(seconds), at: now)
+    switch kind {
+    case .frontier:
+      return try await store.claim(crawl: crawlID, limit: limit, lease: lease).map { String($0.id) }.sorted()
+    case .notification:
+      return try await store.claimNotifications(limit: limit, lease: lease).map { String($0.id) }.sorted()
+    case .download:
+      return try await store.claimDownloads(ids: nil, afterID: 0, limit: limit, maxRemaining: nil, lease: lease)
+        .map { String($0.id) }.sorted()
+    case .launch, .robotsFetch, .hostTicket:
+      var taken: [String] = []
+      for name in names where taken.count < limit && !excluding.contains(name) {
+        if try await claim(name, lease: lease) { taken.append(name) }
+      }
+      return taken
+    }
+  }
+
+  /// One task, origin or host claimed under `lease`.
+  private func claim(_ name: String, lease: Lease) async throws -> Bool {
+    switch kind {
+    case .launch: try await store.claimLaunch(task: name, lease: lease)
+    case .robotsFetch: try await store.claimRobotsFetch(origin: name, lease: lease)
+    default:
+      try await !store.takeHostTickets(
+        host: name, concurrency: 1, delay: .zero, count: 1, lease: lease, returning: []
+      ).isEmpty
+    }
+  }
+
+  /// Claims for `owner`, now, until a claim is granted: what a lease on the
+  /// server's clock gives once it has passed (a millisecond after it ends).
+  /// Not a timing bound: it asks until the server's clock has moved, at
+  /// most 2,000 times, 5 ms apart.
+  func claimOnceFree(owner: String, limit: Int = 1) async throws -> [String] {
+    for _ in 0..<2_000 {
+      let taken = try await claim(owner: owner, for: 60, at: Date(), limit: limit)
+      if !taken.isEmpty { return taken }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    return []
   }
 }
