@@ -5,6 +5,13 @@ import ForageStore
 extension PostgresStore {
   // MARK: Renewing and releasing claims
 
+  /// The clock `kind`'s leases are counted on, as a statement parameter:
+  /// host tickets always on the server's (its function reads it under the
+  /// host's lock), the others per ``leaseClock``.
+  nonisolated func leaseNow(_ kind: LeaseKind, _ now: Date) -> PostgresValue {
+    kind == .hostTicket ? .null : leaseNow(now)
+  }
+
   /// Extends the claims of `kind` that `lease.owner` holds to
   /// `lease.length` from now on the server's clock (the caller's
   /// `lease.at` for a `.caller` store); returns how many it holds. One
@@ -16,7 +23,7 @@ extension PostgresStore {
   public func renew(_ kind: LeaseKind, lease: Lease) async throws -> Int {
     guard let t = PostgresLease.table(kind) else { return 0 }
     let sql = PostgresLease.renewal(t)
-    let params: [PostgresValue] = [.text(lease.owner), PostgresLease.length(lease), leaseNow(lease.at)]
+    let params: [PostgresValue] = [.text(lease.owner), PostgresLease.length(lease), leaseNow(kind, lease.at)]
     if kind == .hostTicket {
       return try await side.perform(transaction: false) { db in try db.query(sql, params).affected }
     }
@@ -30,7 +37,7 @@ extension PostgresStore {
   /// - Throws: `StoreError` when a statement fails.
   public func release(_ kind: LeaseKind, owner: String?, ids: [Int64]?) async throws {
     guard let t = PostgresLease.table(kind),
-      let statement = PostgresLease.release(t, owner: owner, ids: ids, callerNow: leaseNow(Date()))
+      let statement = PostgresLease.release(t, owner: owner, ids: ids, callerNow: leaseNow(kind, Date()))
     else { return }
     let (sql, params) = statement
     if kind == .hostTicket {
