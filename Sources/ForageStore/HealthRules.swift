@@ -311,6 +311,10 @@ package enum HealthCommit {
     state: (String, Int64) throws -> (healthy: Coverage?, openSubject: String?, running: Coverage),
     write: ([HeldChange]) throws -> Void
   ) throws -> Int {
+    // Only a `changed` change can lose a field: a batch without one (every
+    // batch of a first crawl, nearly every one of a recrawl) is not looked
+    // at record by record.
+    guard plan.changes.contains(where: { $0.change.kind == .changed }) else { return 0 }
     var policies: [String: HealthPolicy] = [:]
     var crawls: [RecordKey: Int64] = [:]
     for page in pages {

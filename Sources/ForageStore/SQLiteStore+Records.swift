@@ -193,8 +193,8 @@ extension SQLiteStore {
     result.held += try holdFieldLosses(pages, plan: &plan, stored: stored)
     try updateRecords(plan.updates)
     try plan.route { try !sourceHasCompletedCrawl($0) }
-    for planned in plan.changes {
-      let change = try writeChange(planned.change)
+    let written = try writeChanges(plan.changes.map(\.change))
+    for (planned, change) in zip(plan.changes, written) {
       result.changes.append(change)
       result.notifications += try enqueue(change, channels: planned.channels, now: Self.milliseconds(change.at))
     }
@@ -389,6 +389,63 @@ extension SQLiteStore {
       candidates, source: source, crawl: crawl, capped: capped, router: router, firstCrawl: firstCrawl, nowMS: nowMS,
       into: &completion)
     return completion
+  }
+
+  /// Inserts the rows of `changes`, up to ``changeRowsPerInsert`` to a
+  /// statement, and returns them in their order with their ids (and their
+  /// dates as stored, to the millisecond).
+  ///
+  /// An `INSERT` into `changes` (AUTOINCREMENT since v16) also reads and
+  /// writes the table's `sqlite_sequence` row, once per statement: one
+  /// statement per change paid that for every change of a commit. The rows
+  /// of one statement get consecutive ids in their order (each new id is one
+  /// past the highest one handed out), so the last id gives them all.
+  func writeChanges(_ changes: [RecordChange]) throws -> [RecordChange] {
+    var written: [RecordChange] = []
+    written.reserveCapacity(changes.count)
+    var start = 0
+    while start < changes.count {
+      // 16, 8, 4, 2 or 1 rows: five statements in the cache cover any count.
+      var rows = Self.changeRowsPerInsert
+      while rows > changes.count - start { rows /= 2 }
+      let insert = try db.statement(Self.changeInsertSQL[rows.trailingZeroBitCount])
+      var dates: [Int64] = []
+      dates.reserveCapacity(rows)
+      for row in 0..<rows {
+        let change = changes[start + row]
+        let at = Self.milliseconds(change.at)
+        dates.append(at)
+        let base = Int32(row * 9)
+        try insert.bind(change.source, at: base + 1)
+        try insert.bind(change.key, at: base + 2)
+        try insert.bind(change.kind.rawValue, at: base + 3)
+        try insert.bind(change.url, at: base + 4)
+        try insert.bind(change.beforeJSON, at: base + 5)
+        try insert.bind(change.afterJSON, at: base + 6)
+        try insert.bind(at, at: base + 7)
+        try insert.bind(change.run, at: base + 8)
+        try insert.bind(ChangedFields.encode(change.changedFields), at: base + 9)
+      }
+      try insert.execute()
+      let last = db.lastInsertRowID
+      for row in 0..<rows {
+        var change = changes[start + row]
+        change.id = last - Int64(rows - 1 - row)
+        change.at = Self.date(dates[row])
+        written.append(change)
+      }
+      start += rows
+    }
+    return written
+  }
+
+  /// The most change rows one `INSERT` of ``writeChanges(_:)`` writes (a power of two).
+  static let changeRowsPerInsert = 16
+
+  /// The `INSERT`s of ``writeChanges(_:)``, by the base-2 logarithm of their row count.
+  private static let changeInsertSQL: [String] = (0...changeRowsPerInsert.trailingZeroBitCount).map { power in
+    "INSERT INTO changes (source, key, kind, url, before, after, at, run, changed_fields) VALUES "
+      + repeatElement("(?, ?, ?, ?, ?, ?, ?, ?, ?)", count: 1 << power).joined(separator: ", ")
   }
 
   /// Inserts a change row and returns it with its id (and its date as stored, to the millisecond).
