@@ -21,11 +21,14 @@ struct ForageMain {
   }
 
   /// Lets every `--store` name a `postgres://` URL (when built with the
-  /// `Postgres` trait).
+  /// `Postgres` trait); a command that only reads opens it with
+  /// `PostgresStore(readingAt:)`, which creates and migrates nothing.
   static func registerStores() {
     #if Postgres
     for scheme in ["postgres://", "postgresql://"] {
-      Engine.registerStore(scheme: scheme) { try PostgresStore(url: $0) }
+      Engine.registerStore(scheme: scheme) { url, forReading in
+        forReading ? try PostgresStore(readingAt: url) : try PostgresStore(url: url)
+      }
     }
     #endif
   }

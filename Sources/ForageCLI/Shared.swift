@@ -97,10 +97,11 @@ final class ProgressThrottle: Sendable {
 }
 
 /// Opens a store that a reading command (`status`, `changes`, `report`,
-/// `export`, `download --list`) names, to read it only: one that does not
-/// exist, an empty file or one an older Forage wrote is refused, never
-/// created or migrated; a read-only store is opened read-only. Nil after
-/// printing why (`command: no store at PATH`).
+/// `export`, `health` without `accept`, `download --list`) names, to read
+/// it only: one that does not exist, an empty file, a PostgreSQL database
+/// without Forage's tables or a store an older Forage wrote is refused,
+/// never created or migrated; a read-only store is opened read-only. Nil
+/// after printing why (`command: no store at PATH`).
 func openExistingStore(_ location: String, for command: String, _ out: Terminal) -> (any Store)? {
   guard FileManager.default.fileExists(atPath: location) || location.contains("://") else {
     out.error("\(command): no store at \(StoreLocation.redacted(location)) (a command that only reads creates none)")

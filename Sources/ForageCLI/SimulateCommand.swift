@@ -148,7 +148,8 @@ struct SimulateCommand: Command {
     let location = store ?? Engine.storeLocation(for: loaded, configPath: config)
     let opened: (any Store)?
     if live || FileManager.default.fileExists(atPath: location) {
-      do { opened = try Engine.openStore(location) } catch {
+      // Without --live the simulator only reads the store's recorded runs.
+      do { opened = try Engine.openStore(location, forReading: !live) } catch {
         out.error("forage simulate", error)
         return .badInput
       }

@@ -165,19 +165,23 @@ final class PostgresConnection {
   private var paramLengths: [Int32] = []
   private var paramFormats: [Int32] = []
 
-  /// Connects to `url`.
+  /// Connects to `url`; with `readOnly`, every transaction of the session
+  /// (after a reconnection too) is read-only, so that every write fails.
   ///
   /// - Throws: `StoreError` of kind `.connection` (server not reachable) or
   ///   `.open` (refused: user, password, database), naming `PQconnectdbParams`.
-  init(url: PostgresURL, connectTimeout: Int = 10, applicationName: String = "forage") throws {
+  init(url: PostgresURL, connectTimeout: Int = 10, applicationName: String = "forage", readOnly: Bool = false) throws {
     self.url = url
     self.applicationName = applicationName
+    self.readOnly = readOnly
     handle = nil
     try connect(connectTimeout: connectTimeout)
   }
 
   /// How the server lists the connection (`pg_stat_activity.application_name`).
   let applicationName: String
+  /// Every transaction is read-only (`default_transaction_read_only`).
+  let readOnly: Bool
 
   deinit { if let handle { PQfinish(handle) } }
 
@@ -207,6 +211,7 @@ final class PostgresConnection {
     handle = conn
     // Notices (such as "relation already exists, skipping") are not for users.
     _ = try? exec("SET client_min_messages = warning")
+    if readOnly { try exec("SET default_transaction_read_only = on") }
   }
 
   /// True while the connection is usable.

@@ -396,6 +396,19 @@ enum PostgresMigrations {
         updated_at BIGINT NOT NULL
       );
       """),
+    // SQLite's v17: the crawl that ended each episode, filled for the
+    // episodes ended before (see SQLiteHealthSchema.endedCrawlMigration).
+    ("pg10-health-episodes-ended-crawl", """
+      ALTER TABLE health_episodes ADD COLUMN ended_crawl BIGINT;
+      UPDATE health_episodes e SET ended_crawl = CASE e.resolution
+        WHEN 'recovered' THEN (
+          SELECT min(c.id) FROM crawls c WHERE c.source = e.source AND c.id > e.crawl AND c.healthy)
+        ELSE (
+          SELECT max(c.id) FROM crawls c
+          WHERE c.source = e.source AND c.completed_at IS NOT NULL AND c.completed_at <= e.ended_at)
+        END
+      WHERE e.ended_at IS NOT NULL;
+      """),
   ]
 
   /// An arbitrary constant naming Forage's migration lock among advisory locks.
@@ -414,12 +427,7 @@ enum PostgresMigrations {
   static func migrate(_ db: PostgresConnection, now: Int64) throws -> [String] {
     try db.query("SELECT pg_advisory_lock($1)", [.int(lockKey)])
     defer { _ = try? db.query("SELECT pg_advisory_unlock($1)", [.int(lockKey)]) }
-    let names = try db.query(
-      "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1")
-    let tableNames = names.rows { names.string($0, 0) }
-    if !tableNames.isEmpty && !tableNames.contains("forage_migrations") {
-      throw StoreError.foreignDatabase(path: db.url.redacted, tables: tableNames)
-    }
+    try refuseForeignDatabase(db)
     try db.exec(
       """
       CREATE TABLE IF NOT EXISTS forage_migrations (

@@ -15,10 +15,13 @@ actor PostgresSideConnection {
   private let url: PostgresURL
   private var db: PostgresConnection?
   private let reconnectTimeout: Duration
+  /// Every transaction read-only (a store opened to read).
+  private let readOnly: Bool
 
-  init(url: PostgresURL, reconnectTimeout: Duration) {
+  init(url: PostgresURL, reconnectTimeout: Duration, readOnly: Bool = false) {
     self.url = url
     self.reconnectTimeout = reconnectTimeout
+    self.readOnly = readOnly
   }
 
   func close() {
@@ -32,7 +35,7 @@ actor PostgresSideConnection {
   private func run<T>(transaction: Bool = true, _ body: (PostgresConnection) throws -> T) async throws -> T {
     try await PostgresStore.retrying(for: reconnectTimeout) {
       if db?.isOpen != true {
-        db = try PostgresConnection(url: url, connectTimeout: 5)
+        db = try PostgresConnection(url: url, connectTimeout: 5, readOnly: readOnly)
         db?.label = "side"
       }
       let db = self.db!

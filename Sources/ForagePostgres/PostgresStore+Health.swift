@@ -183,7 +183,7 @@ extension PostgresStore {
         into: &completion.released, notifications: &completion.notifications)
       if var episode = open {
         try db.query("DELETE FROM held_changes WHERE source = $1", [.text(source)])
-        episode = try endEpisode(db, episode, .recovered, nowMS: nowMS)
+        episode = try endEpisode(db, episode, .recovered, crawl: crawl, nowMS: nowMS)
         completion.notifications += try enqueueEvent(db, .recovered, episode: episode, router: router, nowMS: nowMS)
         completion.episode = episode
       }
@@ -195,7 +195,8 @@ extension PostgresStore {
     } else {
       episode = assessment.opens ?? HealthEpisode(
         id: 0, source: source, kind: .removals, subject: policy.recordSelector ?? "the source's records",
-        before: current, beforeTotal: current, now: current, nowTotal: current, examples: [], startedAt: date(nowMS))
+        before: current, beforeTotal: current, now: current, nowTotal: current, examples: [], startedAt: date(nowMS),
+        startCrawl: crawl)
       if episode.examples.isEmpty {
         episode.examples = Array(Set(try heldChanges(db, source: source, crawl: crawl).map(\.url))).sorted()
           .prefix(3).map { $0 }
@@ -287,7 +288,9 @@ extension PostgresStore {
 
   static let episodeColumns =
     "e.id, e.source, e.kind, e.subject, e.before, e.before_total, e.now, e.now_total, e.examples, e.started_at, "
-    + "e.ended_at, e.resolution"
+    + "e.ended_at, e.resolution, e.crawl, e.ended_crawl"
+  /// How many columns `episodeColumns` names.
+  static let episodeColumnCount = 14
 
   static func episode(_ r: PostgresResult, _ row: Int, offset: Int = 0, held: Int = 0) -> HealthEpisode {
     HealthEpisode(
@@ -295,7 +298,8 @@ extension PostgresStore {
       kind: HealthEpisode.Kind(rawValue: r.string(row, offset + 2)) ?? .removals, subject: r.string(row, offset + 3),
       before: r.int(row, offset + 4), beforeTotal: r.int(row, offset + 5), now: r.int(row, offset + 6),
       nowTotal: r.int(row, offset + 7), examples: r.string(row, offset + 8).split(separator: "\n").map(String.init),
-      startedAt: r.date(row, offset + 9), endedAt: r.optionalDate(row, offset + 10),
+      startedAt: r.date(row, offset + 9), startCrawl: r.int64(row, offset + 12),
+      endedAt: r.optionalDate(row, offset + 10), endCrawl: r.optionalInt64(row, offset + 13),
       resolution: r.optionalString(row, offset + 11).flatMap(HealthEpisode.Resolution.init(rawValue:)), held: held)
   }
 
@@ -305,14 +309,22 @@ extension PostgresStore {
     return r.count > 0 ? episode(r, 0) : nil
   }
 
+  /// Ends `e` at `crawl` (nil for an acceptance: the source's last
+  /// completed crawl, which the acceptance comes after).
   static func endEpisode(
-    _ db: PostgresConnection, _ e: HealthEpisode, _ resolution: HealthEpisode.Resolution, nowMS: Int64
+    _ db: PostgresConnection, _ e: HealthEpisode, _ resolution: HealthEpisode.Resolution, crawl: Int64?,
+    nowMS: Int64
   ) throws -> HealthEpisode {
-    try db.query(
-      "UPDATE health_episodes SET ended_at = $1, resolution = $2 WHERE id = $3",
-      [.int(nowMS), .text(resolution.rawValue), .int(e.id)])
+    let r = try db.query(
+      """
+      UPDATE health_episodes SET ended_at = $1, resolution = $2, ended_crawl = coalesce($3::BIGINT,
+        (SELECT max(c.id) FROM crawls c WHERE c.source = health_episodes.source AND c.completed_at IS NOT NULL))
+      WHERE id = $4 RETURNING ended_crawl
+      """,
+      [.int(nowMS), .text(resolution.rawValue), .int(crawl), .int(e.id)])
     var ended = e
     ended.endedAt = date(nowMS)
+    ended.endCrawl = r.count > 0 ? r.optionalInt64(0, 0) : nil
     ended.resolution = resolution
     return ended
   }
@@ -348,7 +360,7 @@ extension PostgresStore {
         FROM health_episodes e
         ORDER BY e.ended_at IS NOT NULL, coalesce(e.ended_at, e.started_at) DESC, e.id DESC LIMIT $1
         """, [.int(max(0, limit))])
-      return r.rows { Self.episode(r, $0, held: r.int($0, 12)) }
+      return r.rows { Self.episode(r, $0, held: r.int($0, Self.episodeColumnCount)) }
     }
   }
 
@@ -395,7 +407,7 @@ extension PostgresStore {
       try Self.applyHeld(
         db, try Self.heldChanges(db, source: source), router: router, firstCrawl: false, nowMS: nowMS,
         into: &changes, notifications: &notifications)
-      let episode = try Self.endEpisode(db, open, .accepted, nowMS: nowMS)
+      let episode = try Self.endEpisode(db, open, .accepted, crawl: nil, nowMS: nowMS)
       notifications += try Self.enqueueEvent(db, .recovered, episode: episode, router: router, nowMS: nowMS)
       return HealthAcceptance(episode: episode, changes: changes, notifications: notifications)
     }

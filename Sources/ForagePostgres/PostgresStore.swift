@@ -10,8 +10,9 @@ import ForageSupport
 ///     let crawl = try await store.openCrawl(source: "news", seeds: seeds, now: .now)
 ///
 /// Opening applies pending migrations (the same tables and names as SQLite's,
-/// see `PostgresMigrations`). Every method is one transaction, as with SQLite;
-/// what differs is that other workers run beside this one:
+/// see `PostgresMigrations`); ``init(readingAt:reconnectTimeout:)`` opens a
+/// store to read it only, changing nothing. Every method is one transaction,
+/// as with SQLite; what differs is that other workers run beside this one:
 ///
 /// - `claim` takes queued entries (and entries whose lease passed) with
 ///   `FOR UPDATE SKIP LOCKED`, so two workers never take the same URL and
@@ -85,16 +86,30 @@ public actor PostgresStore: Store {
   /// `reconnectTimeout` bounds how long a call keeps reconnecting after the
   /// connection is lost; `leaseClock` is the clock leases are counted on.
   public init(url: String, reconnectTimeout: Duration = .seconds(60), leaseClock: LeaseClock = .server) throws {
-    self.leaseClock = leaseClock
     let parsed = try PostgresURL(url)
     let db = try PostgresConnection(url: parsed)
     try PostgresMigrations.migrate(db, now: Self.milliseconds(Date()))
-    self.db = db
-    self.location = parsed.redacted
-    self.url = parsed
-    self.reconnectTimeout = reconnectTimeout
-    self.side = PostgresSideConnection(url: parsed, reconnectTimeout: reconnectTimeout)
+    self.init(connection: db, url: parsed, reconnectTimeout: reconnectTimeout, leaseClock: leaseClock, readOnly: false)
   }
+
+  /// A store on `db`, a connection to `url` whose schema is ready (migrated,
+  /// or found current by ``init(readingAt:reconnectTimeout:)``).
+  init(
+    connection db: PostgresConnection, url: PostgresURL, reconnectTimeout: Duration, leaseClock: LeaseClock,
+    readOnly: Bool
+  ) {
+    self.leaseClock = leaseClock
+    self.db = db
+    self.location = url.redacted
+    self.url = url
+    self.reconnectTimeout = reconnectTimeout
+    self.isReadOnly = readOnly
+    self.side = PostgresSideConnection(url: url, reconnectTimeout: reconnectTimeout, readOnly: readOnly)
+  }
+
+  /// True for a store opened by ``init(readingAt:reconnectTimeout:)``:
+  /// every write fails.
+  public nonisolated let isReadOnly: Bool
 
   /// A store shared by other processes: claims of others are live.
   public nonisolated var isShared: Bool { true }

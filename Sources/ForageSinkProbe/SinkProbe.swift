@@ -46,7 +46,7 @@ struct SinkProbe {
     }
     #if Postgres
     for scheme in ["postgres://", "postgresql://"] {
-      Engine.registerStore(scheme: scheme) { try PostgresStore(url: $0) }
+      Engine.registerStore(scheme: scheme) { url, _ in try PostgresStore(url: url) }
     }
     #endif
     do {

@@ -124,8 +124,15 @@ public struct HealthEpisode: Sendable, Hashable {
   public var examples: [String]
   /// When it started (the unhealthy crawl's completion).
   public var startedAt: Date
+  /// The crawl that found the source unhealthy (its completion opened the
+  /// episode); 0 for an episode not from a store.
+  public var startCrawl: Int64
   /// When it ended; nil while open.
   public var endedAt: Date?
+  /// The crawl it ended at: the healthy crawl of a recovery; for an
+  /// acceptance, the source's last completed crawl, which the acceptance
+  /// came after. Nil while open (and for an episode not from a store).
+  public var endCrawl: Int64?
   /// How it ended; nil while open.
   public var resolution: Resolution?
   /// Changes held so far (removals and field losses).
@@ -134,7 +141,8 @@ public struct HealthEpisode: Sendable, Hashable {
   /// An episode; each parameter has its property's meaning.
   public init(
     id: Int64, source: String, kind: Kind, subject: String, before: Int, beforeTotal: Int, now: Int, nowTotal: Int,
-    examples: [String], startedAt: Date, endedAt: Date? = nil, resolution: Resolution? = nil, held: Int = 0
+    examples: [String], startedAt: Date, startCrawl: Int64 = 0, endedAt: Date? = nil, endCrawl: Int64? = nil,
+    resolution: Resolution? = nil, held: Int = 0
   ) {
     self.id = id
     self.source = source
@@ -146,7 +154,9 @@ public struct HealthEpisode: Sendable, Hashable {
     self.nowTotal = nowTotal
     self.examples = examples
     self.startedAt = startedAt
+    self.startCrawl = startCrawl
     self.endedAt = endedAt
+    self.endCrawl = endCrawl
     self.resolution = resolution
     self.held = held
   }

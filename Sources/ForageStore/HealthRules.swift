@@ -285,12 +285,12 @@ package enum HealthRules {
       out.opens = HealthEpisode(
         id: 0, source: source, kind: pages ? .pages : .removals,
         subject: policy.recordSelector ?? "the source's records", before: current, beforeTotal: current,
-        now: current - held, nowTotal: current, examples: Array(examples), startedAt: now)
+        now: current - held, nowTotal: current, examples: Array(examples), startedAt: now, startCrawl: crawl)
     } else if let field = out.collapsed.first, let healthy {
       out.opens = HealthEpisode(
         id: 0, source: source, kind: .field, subject: subject(field: field, policy: policy),
         before: healthy.present[field] ?? 0, beforeTotal: healthy.records, now: coverage.present[field] ?? 0,
-        nowTotal: coverage.records, examples: [], startedAt: now)
+        nowTotal: coverage.records, examples: [], startedAt: now, startCrawl: crawl)
     }
     return out
   }

@@ -153,6 +153,7 @@ extension Migrator {
   /// | `changes` (v14) | `changed_fields`: the names of the fields a change touched, a JSON array; NULL before v14 (found when read) | — |
   /// | `sink_cursors` (v15) | per record sink name, the id of the last change its `apply` returned for, and when | `name` |
   /// | `changes` (v16) | rebuilt with AUTOINCREMENT: ids are never used again, even after pruning the newest | — |
+  /// | `health_episodes` (v17) | `ended_crawl`: the crawl that ended the episode (see `SQLiteHealthSchema`) | — |
   /// | `downloads` (v9) | background downloads: URL, folder, file name, expected size and SHA-256, state `queued`/`claimed`/`done`/`failed`, bytes durably in the `.part`, validator, attempts, lease, final path (see `DownloadEntry`) | `id`; UNIQUE `(url, folder)`; `(state, id)` |
   ///
   /// Dates are integer milliseconds since 1970 (UTC). 64-bit fingerprints
@@ -488,6 +489,7 @@ extension Migrator {
         (SELECT coalesce(max(through), 0) FROM history_pruned),
         (SELECT coalesce(max(change), 0) FROM sink_cursors));
       """))
+    migrator.register(Migration("v17-health-episodes-ended-crawl", sql: SQLiteHealthSchema.endedCrawlMigration))
     return migrator
   }
 }

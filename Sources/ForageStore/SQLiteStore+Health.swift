@@ -8,7 +8,8 @@ import ForageSupport
 /// | `crawl_fields` | a crawl's running coverage: per field, records read, present, missing, empty; field `''` holds the totals (records read, pages in `present`, dropped records in `missing`, lost pages in `empty`) | `(crawl, field)` |
 /// | `crawls.healthy` | 1 when the crawl completed healthy (the source's baseline), 0 when it held changes | — |
 /// | `pages.lost_crawl` | the last crawl in which the page answered 2xx with markup and no selector matched (its records kept) | — |
-/// | `health_episodes` | spells of held changes: source, kind, selector or field, counts before and now, example URLs, start, end, resolution | `id`; one open per source |
+/// | `health_episodes` | spells of held changes: source, kind, selector or field, counts before and now, example URLs, the crawl that opened it (`crawl`), start, end, resolution | `id`; one open per source |
+/// | `health_episodes.ended_crawl` (v17) | the crawl that ended it: the healthy crawl of a recovery, the source's last completed crawl before an acceptance; NULL while open | — |
 /// | `held_changes` | the changes an episode holds: a record's removal or its fields losing a value, with the fields before and after | `id`; UNIQUE `record` |
 /// | `outbox` | `change` may be NULL: a source event's row names its `episode` and `event` (`source.unhealthy`, `source.recovered`) | — |
 enum SQLiteHealthSchema {
@@ -81,6 +82,24 @@ enum SQLiteHealthSchema {
     ALTER TABLE outbox_health RENAME TO outbox;
     CREATE INDEX outbox_due ON outbox (next_at) WHERE state = 'pending';
     CREATE INDEX outbox_by_change ON outbox (change);
+    """
+
+  /// v17: the crawl that ended each episode, so that a report places its
+  /// end by crawl, not by date; episodes ended before it get theirs from
+  /// the crawls (a recovery's first healthy crawl after the one that
+  /// opened it, an acceptance's last completed crawl before it).
+  static let endedCrawlMigration = """
+    ALTER TABLE health_episodes ADD COLUMN ended_crawl INTEGER;
+    UPDATE health_episodes SET ended_crawl = CASE resolution
+      WHEN 'recovered' THEN (
+        SELECT min(c.id) FROM crawls c
+        WHERE c.source = health_episodes.source AND c.id > health_episodes.crawl AND c.healthy = 1)
+      ELSE (
+        SELECT max(c.id) FROM crawls c
+        WHERE c.source = health_episodes.source AND c.completed_at IS NOT NULL
+          AND c.completed_at <= health_episodes.ended_at)
+      END
+    WHERE ended_at IS NOT NULL;
     """
 }
 
@@ -232,7 +251,7 @@ extension SQLiteStore {
         let drop = try db.statement("DELETE FROM held_changes WHERE source = ?")
         try drop.bind(source, at: 1)
         try drop.execute()
-        episode = try endEpisode(episode, .recovered, nowMS: nowMS)
+        episode = try endEpisode(episode, .recovered, crawl: crawl, nowMS: nowMS)
         completion.notifications += try enqueueEvent(.recovered, episode: episode, router: router, nowMS: nowMS)
         completion.episode = episode
       }
@@ -245,7 +264,7 @@ extension SQLiteStore {
       episode = assessment.opens ?? HealthEpisode(
         id: 0, source: source, kind: .removals, subject: policy.recordSelector ?? "the source's records",
         before: current, beforeTotal: current, now: current, nowTotal: current, examples: [],
-        startedAt: Self.date(nowMS))
+        startedAt: Self.date(nowMS), startCrawl: crawl)
       if episode.examples.isEmpty {
         episode.examples = Array(Set(try heldChanges(source: source, crawl: crawl).map(\.url))).sorted()
           .prefix(3).map { $0 }
@@ -353,7 +372,9 @@ extension SQLiteStore {
 
   static let episodeColumns =
     "e.id, e.source, e.kind, e.subject, e.before, e.before_total, e.now, e.now_total, e.examples, e.started_at, "
-    + "e.ended_at, e.resolution"
+    + "e.ended_at, e.resolution, e.crawl, e.ended_crawl"
+  /// How many columns `episodeColumns` names.
+  static let episodeColumnCount: Int32 = 14
 
   /// An episode from a row of `episodeColumns` starting at column `offset`.
   static func episode(from row: SQLiteStatement, offset: Int32 = 0, held: Int = 0) -> HealthEpisode {
@@ -362,7 +383,8 @@ extension SQLiteStore {
       kind: HealthEpisode.Kind(rawValue: row.string(offset + 2)) ?? .removals, subject: row.string(offset + 3),
       before: row.int(offset + 4), beforeTotal: row.int(offset + 5), now: row.int(offset + 6),
       nowTotal: row.int(offset + 7), examples: row.string(offset + 8).split(separator: "\n").map(String.init),
-      startedAt: date(row.int64(offset + 9)), endedAt: row.optionalInt64(offset + 10).map(date),
+      startedAt: date(row.int64(offset + 9)), startCrawl: row.int64(offset + 12),
+      endedAt: row.optionalInt64(offset + 10).map(date), endCrawl: row.optionalInt64(offset + 13),
       resolution: row.optionalString(offset + 11).flatMap(HealthEpisode.Resolution.init(rawValue:)), held: held)
   }
 
@@ -394,16 +416,27 @@ extension SQLiteStore {
     return db.lastInsertRowID
   }
 
-  private func endEpisode(_ e: HealthEpisode, _ resolution: HealthEpisode.Resolution, nowMS: Int64) throws
-    -> HealthEpisode
+  /// Ends `e` at `crawl` (nil for an acceptance: the source's last
+  /// completed crawl, which the acceptance comes after).
+  private func endEpisode(_ e: HealthEpisode, _ resolution: HealthEpisode.Resolution, crawl: Int64?, nowMS: Int64)
+    throws -> HealthEpisode
   {
-    let update = try db.statement("UPDATE health_episodes SET ended_at = ?, resolution = ? WHERE id = ?")
+    var endCrawl = crawl
+    if endCrawl == nil {
+      let last = try db.statement("SELECT max(id) FROM crawls WHERE source = ? AND completed_at IS NOT NULL")
+      try last.bind(e.source, at: 1)
+      endCrawl = try last.firstRow { $0.optionalInt64(0) } ?? nil
+    }
+    let update = try db.statement(
+      "UPDATE health_episodes SET ended_at = ?, resolution = ?, ended_crawl = ? WHERE id = ?")
     try update.bind(nowMS, at: 1)
     try update.bind(resolution.rawValue, at: 2)
-    try update.bind(e.id, at: 3)
+    try update.bind(endCrawl, at: 3)
+    try update.bind(e.id, at: 4)
     try update.execute()
     var ended = e
     ended.endedAt = Self.date(nowMS)
+    ended.endCrawl = endCrawl
     ended.resolution = resolution
     return ended
   }
@@ -440,7 +473,7 @@ extension SQLiteStore {
       LIMIT ?
       """)
     try select.bind(max(0, limit), at: 1)
-    return try select.rows { Self.episode(from: $0, held: $0.int(12)) }
+    return try select.rows { Self.episode(from: $0, held: $0.int(Self.episodeColumnCount)) }
   }
 
   /// The last `limit` crawls of `source` with a stored coverage, newest first.
@@ -484,7 +517,7 @@ extension SQLiteStore {
       try applyHeld(
         try heldChanges(source: source), router: router, firstCrawl: false, nowMS: nowMS, into: &changes,
         notifications: &notifications)
-      let episode = try endEpisode(open, .accepted, nowMS: nowMS)
+      let episode = try endEpisode(open, .accepted, crawl: nil, nowMS: nowMS)
       notifications += try enqueueEvent(.recovered, episode: episode, router: router, nowMS: nowMS)
       return HealthAcceptance(episode: episode, changes: changes, notifications: notifications)
     }

@@ -1,6 +1,10 @@
 import Foundation
 import ForageStore
 import ForageTestSupport
+import Testing
+#if Postgres
+import ForagePostgres
+#endif
 
 /// The built `forage` executable, beside the test bundle.
 func forageBinary() -> String {
@@ -15,23 +19,33 @@ func forageBinary() -> String {
   return root.appendingPathComponent(".build/debug/forage").path
 }
 
-/// The result of running the `forage` executable.
+/// The test program `ForageSinkProbe`, built beside `forage`.
+func sinkProbeBinary() -> String {
+  URL(fileURLWithPath: forageBinary()).deletingLastPathComponent().appendingPathComponent("ForageSinkProbe").path
+}
+
+/// The result of running the `forage` executable (or another program).
 struct CommandResult {
+  /// The exit status, or the number of the signal that ended it.
   var status: Int32
   var stdout: String
   var stderr: String
+  /// A signal ended it (`status` is the signal's number).
+  var signalled = false
 }
 
 /// Runs `forage` with `arguments` to completion, with `environment` added to
 /// (or replacing entries of) this process's environment: how a test hands the
 /// child a secret without setting it in the test process. `launcher` is a
-/// program and its arguments that run `forage` (`runuser -u nobody --`).
+/// program and its arguments that run `forage` (`runuser -u nobody --`);
+/// `program` runs instead of `forage` (`sinkProbeBinary()`).
 func runForage(
-  _ arguments: [String], in directory: String? = nil, environment: [String: String] = [:], launcher: [String] = []
+  _ arguments: [String], in directory: String? = nil, environment: [String: String] = [:], launcher: [String] = [],
+  program: String = forageBinary()
 ) throws -> CommandResult {
   let p = Process()
-  p.executableURL = URL(fileURLWithPath: launcher.first ?? forageBinary())
-  p.arguments = launcher.isEmpty ? arguments : Array(launcher.dropFirst()) + [forageBinary()] + arguments
+  p.executableURL = URL(fileURLWithPath: launcher.first ?? program)
+  p.arguments = launcher.isEmpty ? arguments : Array(launcher.dropFirst()) + [program] + arguments
   if !environment.isEmpty {
     p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
   }
@@ -52,7 +66,9 @@ func runForage(
   done.wait()
   p.waitUntilExit()
   let e = errors.data
-  return CommandResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+  return CommandResult(
+    status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self),
+    signalled: p.terminationReason == .uncaughtSignal)
 }
 
 /// What one pipe gave, filled on another thread (read after its semaphore).
@@ -87,6 +103,50 @@ func startForage(_ arguments: [String], environment: [String: String] = [:]) thr
   p.standardError = FileHandle.nullDevice
   try p.run()
   return p
+}
+
+/// The stores a test runs a child process against: SQLite always;
+/// PostgreSQL when the test server is there (`FORAGE_TEST_POSTGRES_URL`,
+/// which `scripts/test` sets), or under CI, where a missing server fails.
+enum ChildStoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
+  case sqlite, postgres
+  static var all: [ChildStoreKind] {
+    #if Postgres
+    return FleetServer.url != nil || FleetServer.isCI ? [.sqlite, .postgres] : [.sqlite]
+    #else
+    return [.sqlite]
+    #endif
+  }
+  var description: String { rawValue }
+}
+
+/// Runs `body` with a new store of `kind`, opened in this process, and the
+/// location a child is given for it: a file in `dir`, or a new database on
+/// the test server (dropped afterwards). The store is closed afterwards,
+/// also when `body` throws.
+func withChildStore(
+  _ kind: ChildStoreKind, in dir: TemporaryDirectory, _ body: (any Store, String) async throws -> Void
+) async throws {
+  func run(_ store: any Store, _ location: String) async throws {
+    do {
+      try await body(store, location)
+    } catch {
+      try? await store.close()
+      throw error
+    }
+    try await store.close()
+  }
+  switch kind {
+  case .sqlite:
+    let path = dir.file("forage.sqlite")
+    try await run(try SQLiteStore(path: path), path)
+  case .postgres:
+    #if Postgres
+    try await FleetTests.withDatabase { url in try await run(try PostgresStore(url: url), url) }
+    #else
+    Issue.record("built without the Postgres trait: no PostgreSQL store to test")
+    #endif
+  }
 }
 
 /// (key, url, fields) of every record of `store`, one tab-separated line

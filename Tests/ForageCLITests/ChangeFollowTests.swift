@@ -16,37 +16,10 @@ import Darwin
 /// land, and a follower killed with SIGKILL resumes from the last cursor it
 /// printed without losing or repeating a change (issue 30).
 @Suite(.serialized) struct ChangeFollowTests {
-  enum Kind: String, CaseIterable, CustomStringConvertible {
-    case sqlite, postgres
-    static var all: [Kind] {
-      #if Postgres
-      return FleetServer.url != nil || FleetServer.isCI ? [.sqlite, .postgres] : [.sqlite]
-      #else
-      return [.sqlite]
-      #endif
-    }
-    var description: String { rawValue }
-  }
-
   /// Runs `body` with a new store of `kind` (opened here, as the committing
   /// process) and the location the child is given.
-  func withStore(_ kind: Kind, _ body: (any Store, String) async throws -> Void) async throws {
-    switch kind {
-    case .sqlite:
-      let dir = TemporaryDirectory()
-      let path = dir.file("forage.sqlite")
-      let store = try SQLiteStore(path: path)
-      try await body(store, path)
-      try await store.close()
-    case .postgres:
-      #if Postgres
-      try await FleetTests.withDatabase { url in
-        let store = try PostgresStore(url: url)
-        try await body(store, url)
-        try await store.close()
-      }
-      #endif
-    }
+  func withStore(_ kind: ChildStoreKind, _ body: (any Store, String) async throws -> Void) async throws {
+    try await withChildStore(kind, in: TemporaryDirectory(), body)
   }
 
   /// Commits `count` new records of source `s` (a crawl of one page `n`).
@@ -63,7 +36,7 @@ import Darwin
     return try await store.commit([page]).changes
   }
 
-  @Test(arguments: Kind.all) func test_follow_printsTheCommitsOfAnotherProcess_asTheyLand(_ kind: Kind) async throws {
+  @Test(arguments: ChildStoreKind.all) func test_follow_printsTheCommitsOfAnotherProcess_asTheyLand(_ kind: ChildStoreKind) async throws {
     try await withStore(kind) { store, location in
       let before = try await commit(store, 1, 2)
       let follower = try Follower(["changes", "--store", location, "--follow", "--json", "--after", "start"])
@@ -78,7 +51,7 @@ import Darwin
     }
   }
 
-  @Test(arguments: Kind.all) func test_follow_killedFollower_resumesFromItsLastCursor(_ kind: Kind) async throws {
+  @Test(arguments: ChildStoreKind.all) func test_follow_killedFollower_resumesFromItsLastCursor(_ kind: ChildStoreKind) async throws {
     try await withStore(kind) { store, location in
       try await commit(store, 1, 1)
       let first = try Follower(["changes", "--store", location, "--source", "s", "--follow", "--json"])

@@ -1,44 +1,15 @@
 import Foundation
 import Testing
 import ForageStore
-#if Postgres
-@testable import ForagePostgres
-#endif
 
 /// A record sink's delivery killed with SIGKILL between a batch's `apply`
 /// and its cursor (a child process, `ForageSinkProbe`): the next delivery
 /// gives that batch again, and nothing else twice. On SQLite, and on
 /// PostgreSQL when the test server is there.
 @Suite(.serialized) struct SinkDeliveryKillTests {
-  enum Kind: String, CaseIterable, CustomStringConvertible {
-    case sqlite, postgres
-    var description: String { rawValue }
-    static var all: [Kind] {
-      #if Postgres
-      return FleetServer.url != nil || FleetServer.isCI ? [.sqlite, .postgres] : [.sqlite]
-      #else
-      return [.sqlite]
-      #endif
-    }
-  }
-
-  /// The probe, built beside `forage`.
-  static func probe() -> String {
-    URL(fileURLWithPath: forageBinary()).deletingLastPathComponent().appendingPathComponent("ForageSinkProbe").path
-  }
-
-  /// Runs the probe to its end; its exit status, or the signal that ended it.
-  static func runProbe(_ arguments: [String]) throws -> (status: Int32, signalled: Bool, stderr: String) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: probe())
-    p.arguments = arguments
-    p.standardOutput = FileHandle.nullDevice
-    let err = Pipe()
-    p.standardError = err
-    try p.run()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return (p.terminationStatus, p.terminationReason == .uncaughtSignal, String(decoding: e, as: UTF8.self))
+  /// Runs the probe to its end.
+  static func runProbe(_ arguments: [String]) throws -> CommandResult {
+    try runForage(arguments, program: sinkProbeBinary())
   }
 
   /// Fills `store` with 20 changes of source "catalog" (10 new records, then
@@ -62,12 +33,12 @@ import ForageStore
     return ids
   }
 
-  @Test(arguments: Kind.all) func test_aSinkKilledBetweenApplyAndCursor_getsThatBatchAgain_andNothingElseTwice(
-    _ kind: Kind
+  @Test(arguments: ChildStoreKind.all) func test_aSinkKilledBetweenApplyAndCursor_getsThatBatchAgain_andNothingElseTwice(
+    _ kind: ChildStoreKind
   ) async throws {
     let dir = TemporaryDirectory()
     let output = dir.file("applied.txt")
-    func check(_ location: String, _ store: any Store) async throws {
+    try await withChildStore(kind, in: dir) { store, location in
       let ids = try await Self.fill(store)
       try #require(ids.count == 20)
       // Batches of 4; killed after the second batch's apply returned.
@@ -83,26 +54,6 @@ import ForageStore
       // The second batch twice (killed before its cursor), every other change once, in order.
       #expect(applied == Array(ids[0..<8]) + Array(ids[4..<20]))
       #expect(try await store.sinkCursor("coredata") == ids[19])
-    }
-    switch kind {
-    case .sqlite:
-      let path = dir.file("store.sqlite")
-      let store = try SQLiteStore(path: path)
-      try await check(path, store)
-      try await store.close()
-    case .postgres:
-      #if Postgres
-      try await FleetTests.withDatabase { url in
-        let store = try PostgresStore(url: url)
-        do {
-          try await check(url, store)
-          try await store.close()
-        } catch {
-          try? await store.close()
-          throw error
-        }
-      }
-      #endif
     }
   }
 }

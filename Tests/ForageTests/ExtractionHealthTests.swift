@@ -54,7 +54,29 @@ final class RedesignedShop: Sendable {
   }
 }
 
-@Suite(.serialized) struct ExtractionHealthTests {
+/// The shop, a webhook receiver, a store and the shop's config, made for
+/// each test (Swift Testing makes a suite instance per test) and stopped
+/// after it.
+@Suite(.serialized) final class ExtractionHealthTests {
+  let shop: RedesignedShop
+  let receiver: WebhookReceiver
+  let dir = TemporaryDirectory()
+  let store: SQLiteStore
+  /// The shop's config, notifying `receiver`.
+  let config: ForageConfig
+
+  init() throws {
+    shop = try RedesignedShop()
+    receiver = try WebhookReceiver()
+    store = try SQLiteStore(path: dir.file("s.sqlite"))
+    config = shop.config(receiver)
+  }
+
+  deinit {
+    receiver.stop()
+    shop.server.stop()
+  }
+
   func types(_ receiver: WebhookReceiver) throws -> [String] {
     try receiver.deliveries.map { d -> String in
       guard case .string(let type)? = try JSONValue.parse(d.body)["type"] else { return "?" }
@@ -67,12 +89,6 @@ final class RedesignedShop: Sendable {
   }
 
   @Test func test_issue29_redesign_holdsEveryRemoval_alertsOnce_andRecoveryAlertsOnce() async throws {
-    let shop = try RedesignedShop()
-    let receiver = try WebhookReceiver()
-    defer { receiver.stop(); shop.server.stop() }
-    let dir = TemporaryDirectory()
-    let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    let config = shop.config(receiver)
     #expect(try await launch(config, store).recordsNew == 6)
 
     shop.look.withLock { $0 = .renamedContainer }
@@ -103,12 +119,6 @@ final class RedesignedShop: Sendable {
   }
 
   @Test func test_issue29_pagesAnswering404_stillRemove() async throws {
-    let shop = try RedesignedShop()
-    let receiver = try WebhookReceiver()
-    defer { receiver.stop(); shop.server.stop() }
-    let dir = TemporaryDirectory()
-    let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    let config = shop.config(receiver)
     try await launch(config, store)
     shop.look.withLock { $0 = .gone }
     let second = try await launch(config, store)
@@ -118,12 +128,6 @@ final class RedesignedShop: Sendable {
   }
 
   @Test func test_issue29_priceMoved_holdsTheChanges_andAcceptAppliesThem() async throws {
-    let shop = try RedesignedShop()
-    let receiver = try WebhookReceiver()
-    defer { receiver.stop(); shop.server.stop() }
-    let dir = TemporaryDirectory()
-    let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    let config = shop.config(receiver)
     try await launch(config, store)
     shop.look.withLock { $0 = .priceMoved }
     let second = try await launch(config, store)
@@ -139,12 +143,6 @@ final class RedesignedShop: Sendable {
   }
 
   @Test func test_issue29_blockPage_keepsTheRecords() async throws {
-    let shop = try RedesignedShop()
-    let receiver = try WebhookReceiver()
-    defer { receiver.stop(); shop.server.stop() }
-    let dir = TemporaryDirectory()
-    let store = try SQLiteStore(path: dir.file("s.sqlite"))
-    let config = shop.config(receiver)
     try await launch(config, store)
     shop.blocked.withLock { $0 = [3] }
     let second = try await launch(config, store)

@@ -77,16 +77,18 @@ public struct Engine: Sendable {
   /// folder must exist), or a URL whose scheme a front end registered with
   /// ``registerStore(scheme:_:)`` (the `forage` tool registers `postgres://`).
   ///
-  /// - Parameter forReading: open an existing SQLite store to read it only
-  ///   (``SQLiteStore/init(readingAt:busyTimeout:)``): nothing is created or
-  ///   migrated, and a read-only file or folder is opened read-only. What a
+  /// - Parameter forReading: open an existing store to read it only: nothing
+  ///   is created or migrated. On SQLite
+  ///   (``SQLiteStore/init(readingAt:busyTimeout:)``) a read-only file or
+  ///   folder is opened read-only; a registered opener is given the flag
+  ///   (the `forage` tool's opens `PostgresStore(readingAt:)`). What a
   ///   command that only reads (status, export) passes.
   /// - Throws: `EngineError.unsupportedStore` for a `postgres://` URL when no
   ///   PostgreSQL store is linked; `StoreError` when the store cannot be
   ///   opened or belongs to another program (with `forReading`, also when
-  ///   there is no Forage store at the path, or an older Forage wrote it).
+  ///   there is no Forage store at the location, or an older Forage wrote it).
   public static func openStore(_ location: String, forReading: Bool = false) throws -> any Store {
-    if let open = opener(for: location) { return try open(location) }
+    if let open = opener(for: location) { return try open(location, forReading) }
     if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
       throw EngineError(
         .unsupportedStore,

@@ -12,18 +12,21 @@ extension Report {
     var end: Double
   }
 
-  /// The x of the slot of the first crawl of `crawls` (oldest first)
-  /// completed at or after `date`: its centre, or its left edge with
-  /// `before` (an acceptance comes between crawls); the right edge when
-  /// none completed since.
-  static func healthX(_ date: Date, in crawls: [CrawlHealth], slot: Double, before: Bool = false) -> Double {
-    guard let i = crawls.firstIndex(where: { ($0.completedAt ?? .distantFuture) >= date }) else { return 1000 }
-    return Double(i) * slot + (before ? 0 : slot / 2)
+  /// The x of the slot of the first crawl of `crawls` (oldest first) from
+  /// crawl `id` on: its centre; or, with `after`, the left edge of the
+  /// first crawl after `id` (an acceptance comes between crawls). The
+  /// right edge when there is none.
+  static func healthX(crawl id: Int64, in crawls: [CrawlHealth], slot: Double, after: Bool = false) -> Double {
+    guard let i = crawls.firstIndex(where: { after ? $0.crawl > id : $0.crawl >= id }) else { return 1000 }
+    return Double(i) * slot + (after ? 0 : slot / 2)
   }
 
+  /// An episode's span, placed by the crawls it started and ended at (not
+  /// by dates: a clock that stood still or went back between crawls would
+  /// misplace it).
   static func span(of e: HealthEpisode, in crawls: [CrawlHealth], slot: Double) -> EpisodeSpan {
-    let start = healthX(e.startedAt, in: crawls, slot: slot)
-    let end = e.endedAt.map { healthX($0, in: crawls, slot: slot, before: e.resolution == .accepted) } ?? 1000
+    let start = healthX(crawl: e.startCrawl, in: crawls, slot: slot)
+    let end = e.endCrawl.map { healthX(crawl: $0, in: crawls, slot: slot, after: e.resolution == .accepted) } ?? 1000
     return EpisodeSpan(start: start, end: max(start, end))
   }
 

@@ -134,6 +134,35 @@ import Testing
     }
   }
 
+  @Test(arguments: StoreKind.all) func test_anEpisode_namesTheCrawlsItStartedAndEndedAt(_ kind: StoreKind)
+    async throws
+  {
+    try await withStore(kind) { store in
+      try await sixProducts(store)
+      let (_, opened) = try await healthCrawl(store, (1...6).map { Page.empty($0) }, at: t0 + 60)
+      try await healthCrawl(store, (1...6).map { Page.empty($0) }, at: t0 + 120)
+      let (_, ended) = try await healthCrawl(store, (1...6).map { Page(n: $0, price: $0 * 10) }, at: t0 + 180)
+      let crawls = Array(try await store.crawlHealth(source: "s", limit: 10).map(\.crawl).reversed())
+      try #require(crawls.count == 4)
+      #expect(opened?.episode?.startCrawl == crawls[1] && opened?.episode?.endCrawl == nil)
+      #expect(ended?.episode?.startCrawl == crawls[1] && ended?.episode?.endCrawl == crawls[3])
+      let stored = try await store.healthEpisodes(limit: 10)
+      #expect(stored.map(\.startCrawl) == [crawls[1]] && stored.map(\.endCrawl) == [crawls[3]])
+      // The source events carry them too.
+      let events = try await store.notifications(state: nil, limit: 10).compactMap(\.event)
+      #expect(events.first { $0.kind == .recovered }?.episode.endCrawl == crawls[3])
+      #expect(events.first { $0.kind == .unhealthy }?.episode.startCrawl == crawls[1])
+
+      // Opened again and accepted: it ends at the last completed crawl, which the acceptance follows.
+      let (_, again) = try await healthCrawl(store, (1...6).map { Page.empty($0) }, at: t0 + 240)
+      let last = try #require(try await store.crawlHealth(source: "s", limit: 1).first?.crawl)
+      #expect(again?.episode?.startCrawl == last)
+      let accepted = try await store.acceptHeldChanges(source: "s", router: AllToOps(), now: t0 + 300)
+      #expect(accepted?.episode.endCrawl == last)
+      #expect(try await store.healthEpisodes(limit: 10).first { $0.resolution == .accepted }?.endCrawl == last)
+    }
+  }
+
   @Test(arguments: StoreKind.all) func test_issue29_pageAnswering404_stillRemoves(_ kind: StoreKind) async throws {
     try await withStore(kind) { store in
       try await sixProducts(store)
