@@ -4,12 +4,15 @@ import Testing
 @testable import ForageTestSupport
 
 @Suite struct StaticDirectoryTests {
-  /// A temporary folder with a few files; removed by `cleanup`.
+  /// A temporary folder with a few files, the served root, inside a folder
+  /// that also holds `secret.txt` (outside the root); `cleanup` removes both.
   struct Folder {
+    let outer: String
     let path: String
 
     init() throws {
-      path = FileManager.default.temporaryDirectory.appendingPathComponent("forage-static-\(UUID().uuidString)").path
+      outer = FileManager.default.temporaryDirectory.appendingPathComponent("forage-static-\(UUID().uuidString)").path
+      path = outer + "/site"
       let fm = FileManager.default
       try fm.createDirectory(atPath: path + "/docs/sub", withIntermediateDirectories: true)
       try fm.createDirectory(atPath: path + "/empty", withIntermediateDirectories: true)
@@ -17,11 +20,11 @@ import Testing
       try "<h1>docs</h1>".write(toFile: path + "/docs/index.html", atomically: true, encoding: .utf8)
       try "body{}".write(toFile: path + "/docs/site.css", atomically: true, encoding: .utf8)
       try "{\"a\":1}".write(toFile: path + "/docs/sub/data.json", atomically: true, encoding: .utf8)
-      try "secret".write(toFile: path + "/../forage-secret-\(UUID().uuidString).txt", atomically: true, encoding: .utf8)
+      try "secret".write(toFile: outer + "/secret.txt", atomically: true, encoding: .utf8)
       try "spaces".write(toFile: path + "/a file.txt", atomically: true, encoding: .utf8)
     }
 
-    func cleanup() { try? FileManager.default.removeItem(atPath: path) }
+    func cleanup() { try? FileManager.default.removeItem(atPath: outer) }
   }
 
   @Test func test_files_areServedWithContentTypes() throws {
@@ -57,7 +60,10 @@ import Testing
     #expect(try fetch(server.port, "/nope.html").status == 404)
   }
 
-  @Test(arguments: ["/../etc/passwd", "/docs/../../etc/passwd", "/%2e%2e/etc/passwd", "/docs/%2E%2E/%2e%2e/x"])
+  @Test(arguments: [
+    "/../etc/passwd", "/docs/../../etc/passwd", "/%2e%2e/etc/passwd", "/docs/%2E%2E/%2e%2e/x", "/../secret.txt",
+    "/docs/%2e%2e/%2E%2E/secret.txt",
+  ])
   func test_traversal_isRefused(target: String) throws {
     let folder = try Folder()
     defer { folder.cleanup() }
@@ -66,6 +72,7 @@ import Testing
     let response = try fetch(server.port, target)
     #expect(response.status == 403)
     #expect(!response.bodyText.contains("root:"))
+    #expect(!response.bodyText.contains("secret"))
   }
 
   @Test func test_symlinkOutOfTheRoot_isRefused() throws {
