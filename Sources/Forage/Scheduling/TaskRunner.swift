@@ -32,8 +32,9 @@ public struct TaskRunner: Sendable {
   let localNotifications: (any LocalNotificationPresenter)?
   /// The daemon's name in a fleet: when set, a launch on a shared store
   /// first claims the task's launch (`Store.claimLaunch`, for half the
-  /// task's interval) and is skipped when another daemon of the fleet holds
-  /// it; its next request is submitted either way.
+  /// task's interval, renewed while the launch runs: see `LaunchClaim`) and
+  /// is skipped when another daemon of the fleet holds it; its next request
+  /// is submitted either way.
   ///
   ///     var runner = TaskRunner(config: config, store: store, transport: transport)
   ///     runner.launchOwner = "daemon-\(hostName)-\(getpid())"
@@ -164,14 +165,27 @@ public struct TaskRunner: Sendable {
     }
     // In a fleet, one daemon runs each due launch: the others skip it (their
     // next request is already submitted, so the schedule goes on).
+    // The claim is renewed while the launch runs (see `LaunchClaim`).
+    var claim: LaunchClaim?
     if let owner = launchOwner, store.isShared {
-      let lease = Lease(owner: owner, for: task.every / 2, at: now)
-      guard try await store.claimLaunch(task: task.id, lease: lease) else {
+      claim = try await LaunchClaim.take(task: task, daemon: owner, store: store, now: now)
+      guard claim != nil else {
         background.reportRefreshed(sources: [])
         onLaunchSkipped?(task)
         return
       }
     }
+    if let claim {
+      try await claim.hold(log: log, now: self.now) { try await run(task, background) }
+    } else {
+      try await run(task, background)
+    }
+  }
+
+  /// What a launch does once it is this process's to run: plan, run the
+  /// job, report what was refreshed.
+  private func run(_ task: TaskDefinition, _ background: BackgroundTask) async throws {
+    let continued = task.kind == .continuedProcessing
     let plan = LaunchPlan(task: task, config: config, conditions: background.conditions)
     guard !plan.sources.isEmpty else {
       background.reportRefreshed(sources: [])  // every source waits: none is refreshed
