@@ -60,7 +60,8 @@ extension Engine {
   ///
   /// Several daemons on one shared store (PostgreSQL) are a fleet: each due
   /// launch of a task runs in one of them (`Store.claimLaunch`, a lease of
-  /// half the task's interval), the others skip it and keep the schedule.
+  /// half the task's interval renewed while the launch runs), the others
+  /// skip it and keep the schedule.
   /// Each daemon reads and writes only the pending requests of its own
   /// config's tasks, and only those it changed, so none erases another's; a
   /// task that several daemons run has one row, the latest written.
