@@ -1,13 +1,18 @@
 import Foundation
 import Testing
 
+/// Runs `forage demo` with its scratch folder (the store it points to
+/// without `--store`, the notifications log) inside `dir`, which the test
+/// removes: a demo's folder is the user's to look at, so the demo keeps it.
+func runDemo(_ arguments: [String], in dir: TemporaryDirectory) throws -> CommandResult {
+  try runForage(["demo"] + arguments, environment: ["TMPDIR": dir.path + "/"])
+}
+
 @Suite struct DemoCommandTests {
   @Test func test_demo_simulatesDays_reportsChanges_writesTheReport() throws {
     let dir = TemporaryDirectory()
     let report = dir.file("r.html")
-    let result = try runForage([
-      "demo", "--days", "3", "--store", dir.file("d.sqlite"), "--report", report, "--json",
-    ])
+    let result = try runDemo(["--days", "3", "--store", dir.file("d.sqlite"), "--report", report, "--json"], in: dir)
     #expect(result.status == 0, "\(result.stderr)")
     let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
     #expect((json?["launches"] as? Int ?? 0) > 0)
@@ -29,7 +34,7 @@ import Testing
 
   @Test func test_demo_refusesAFolderAsTheReport() throws {
     let dir = TemporaryDirectory()
-    let result = try runForage(["demo", "--days", "1", "--store", dir.file("d.sqlite"), "--report", dir.path])
+    let result = try runDemo(["--days", "1", "--store", dir.file("d.sqlite"), "--report", dir.path], in: dir)
     #expect(result.status == 2)
     #expect(!FileManager.default.fileExists(atPath: dir.file("d.sqlite")))
   }
@@ -42,9 +47,7 @@ import Testing
   @Test func test_issue29_demo_redesignDay_holdsAlertsOnce_andRecovers() throws {
     let dir = TemporaryDirectory()
     let report = dir.file("r.html")
-    let result = try runForage([
-      "demo", "--days", "3", "--store", dir.file("d.sqlite"), "--report", report, "--json",
-    ])
+    let result = try runDemo(["--days", "3", "--store", dir.file("d.sqlite"), "--report", report, "--json"], in: dir)
     #expect(result.status == 0, "\(result.stderr)")
     let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
     let events = json?["healthEvents"] as? [String: Int] ?? [:]
@@ -53,6 +56,7 @@ import Testing
     #expect(json?["episodes"] as? Int == 1)
     // The notification file holds the same two events.
     let file = try #require(json?["notificationFile"] as? String)
+    #expect(file.hasPrefix(dir.path + "/forage-demo-"), "the demo's folder is not under TMPDIR: \(file)")
     let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
     #expect(lines.filter { $0.contains(#""type":"source.unhealthy""#) }.count == 1)
     #expect(lines.filter { $0.contains(#""type":"source.recovered""#) }.count == 1)
@@ -66,7 +70,7 @@ import Testing
     let html = try String(contentsOfFile: report, encoding: .utf8)
     #expect(html.contains("<g class=\"episode\" data-episode=") && html.contains("class=\"ep-end\""))
     // The text tells it.
-    let text = try runForage(["demo", "--days", "3", "--store", dir.file("e.sqlite"), "--report", dir.file("s.html")])
+    let text = try runDemo(["--days", "3", "--store", dir.file("e.sqlite"), "--report", dir.file("s.html")], in: dir)
     #expect(text.stdout.contains("on day 2 the shop was redesigned until noon"))
     #expect(text.stdout.contains("source.unhealthy sent") && text.stdout.contains("source.recovered sent"))
   }
