@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import ForageTestSupport
 
-/// Two `forage notify` processes on one PostgreSQL store deliver each queued
-/// notification once between them: notifications are claimed with leases
-/// (`SKIP LOCKED`), so neither sends what the other holds.
+/// Two `forage notify` (or `forage download`) processes on one PostgreSQL
+/// store deliver each queued notification (download each file) once between
+/// them: both are claimed with leases (`SKIP LOCKED`), so neither sends or
+/// fetches what the other holds.
 @Suite(
   .serialized,
   .enabled(
@@ -59,6 +60,44 @@ struct FleetNotifyTests {
       #expect(Set(delivered).count == delivered.count, "a notification was delivered twice")
       let pending = try runForage(["notify", "--config", shop.config, "--store", url, "--json"])
       #expect(pending.stdout.contains(#""pending":0"#), "\(pending.stdout)")
+    }
+  }
+
+  @Test func test_twoDownloadProcesses_fetchEachFileOnce_andBothSeeEveryFileInPlace() async throws {
+    try await FleetTests.withDatabase { url in
+      // Each file answers after 0.3 s, so that the two processes overlap.
+      let server = try TestServer(routes: [
+        "/files/*": Route { request in
+          usleep(300_000)
+          return .text("the content of \(request.path)\n")
+        }
+      ])
+      defer { server.stop() }
+      let dir = TemporaryDirectory()
+      let out = dir.file("out")
+      try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+      let urls = (1...8).map { server.url("/files/f\($0).txt") }
+      let lock = NSLock()
+      nonisolated(unsafe) var results: [CommandResult?] = [nil, nil]
+      DispatchQueue.concurrentPerform(iterations: 2) { i in
+        let result = try? runForage(["download"] + urls + ["--to", out, "--store", url, "--quiet"])
+        lock.withLock { results[i] = result }
+      }
+      let expected = (1...8).map { "f\($0).txt" }.sorted()
+      for result in results {
+        let result = try #require(result)
+        #expect(result.status == 0, "\(result.stderr)")
+        let printed = result.stdout.split(separator: "\n").map { String($0.split(separator: "/").last ?? "") }
+        #expect(printed.sorted() == expected, "\(result.stdout)")
+      }
+      let fetched = server.requests.filter { $0.method == "GET" }.map(\.target)
+      #expect(fetched.count == 8, "\(fetched.sorted())")
+      #expect(Set(fetched).count == fetched.count, "a file was fetched twice: \(fetched.sorted())")
+      #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == expected)
+      for name in expected {
+        let text = try String(contentsOfFile: out + "/" + name, encoding: .utf8)
+        #expect(text == "the content of /files/\(name)\n")
+      }
     }
   }
   #endif
