@@ -1,43 +1,119 @@
 import ForageSupport
 
-/// The names of the fields a change touched, found once at commit from the
-/// two canonical JSON texts of a record's fields (and for rows stored before
-/// the store kept them, when a change is read), without building either value.
+/// The fields a change touched, found once at commit from the two JSON texts
+/// of a record's fields by a scan of their top-level members, without
+/// building either value: each changed field's name and its value's text
+/// before and after (`FieldChange`), and their names.
 ///
-///     ChangedFields.between(#"{"price":3,"title":"A"}"#, #"{"price":4,"title":"A"}"#)   // ["price"]
-///     ChangedFields.between(nil, #"{"price":3,"title":"A"}"#)                           // ["price", "title"]
+///     ChangedFields.diff(#"{"price":3,"title":"A"}"#, #"{"price":4,"title":"A"}"#).changes
+///     // [FieldChange(field: "price", before: "3", after: "4")]
+///     ChangedFields.between(nil, #"{"price":3,"title":"A"}"#)   // ["price", "title"]
 ///
-/// Record fields are stored canonical (keys sorted, compact), so two members
-/// hold equal values exactly when their texts are equal: the texts are
-/// compared, not parsed.
+/// Record fields are stored compact, written by one serializer, so two
+/// members hold equal values exactly when their texts are equal: the texts
+/// are compared byte for byte (as the content hash compares them), not
+/// parsed.
+///
+/// This is the one place that learns what changed from stored texts: the
+/// commit calls it once per change (`RecordRules`), and a change read back
+/// from a store (another process's commit, the outbox delivered later) calls
+/// it from the texts stored with it (`RecordChange.init`).
 package enum ChangedFields {
-  /// The fields whose values differ between `before` and `after`, in the
-  /// stored (sorted) order: every field of the one given for a new or
-  /// removed record (the other nil), and a field present on one side only.
-  package static func between(_ before: String?, _ after: String?) -> [String] {
+  /// The fields whose values differ between `before` and `after`, with
+  /// their value texts: in `after`'s member order, then the fields only
+  /// `before` has, in its order. A nil side (a new or removed record) gives
+  /// every field of the other; text that is not an object has no fields.
+  ///
+  /// `names` are the changes' fields as the `changed_fields` column keeps
+  /// them: sorted by code point, or for a new or removed record in the
+  /// record's own order.
+  ///
+  /// - Complexity: O(*n*) in the length of the two texts (plus sorting the
+  ///   changed names).
+  package static func diff(_ before: String?, _ after: String?) -> (changes: [FieldChange], names: [String]) {
     switch (before, after) {
-    case (nil, nil): return []
-    case (nil, let only?), (let only?, nil): return members(only).map(\.key)
+    case (nil, nil): return ([], [])
+    case (nil, let only?):
+      let changes = members(only).map { FieldChange(field: $0.key, before: nil, after: $0.value) }
+      return (changes, changes.map(\.field))
+    case (let only?, nil):
+      let changes = members(only).map { FieldChange(field: $0.key, before: $0.value, after: nil) }
+      return (changes, changes.map(\.field))
     case (let before?, let after?):
-      if before == after { return [] }
+      if sameBytes(before[...], after[...]) { return ([], []) }
       let old = members(before)
       let new = members(after)
-      var oldByKey: [String: Substring] = [:]
-      oldByKey.reserveCapacity(old.count)
-      for member in old { oldByKey[member.key] = member.value }
-      var changed = Set<String>()
-      for member in new where oldByKey[member.key] != member.value { changed.insert(member.key) }
-      let newKeys = Set(new.map(\.key))
-      for member in old where !newKeys.contains(member.key) { changed.insert(member.key) }
-      return changed.sorted { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }
+      var oldIndex: [String: Int] = [:]
+      oldIndex.reserveCapacity(old.count)
+      // Backwards, so that a key given twice (never written so) is its first.
+      for i in old.indices.reversed() { oldIndex[old[i].key] = i }
+      var matched = [Bool](repeating: false, count: old.count)
+      var changes: [FieldChange] = []
+      for member in new {
+        if let i = oldIndex[member.key] {
+          matched[i] = true
+          if !sameBytes(old[i].value, member.value) {
+            changes.append(FieldChange(field: member.key, before: old[i].value, after: member.value))
+          }
+        } else {
+          changes.append(FieldChange(field: member.key, before: nil, after: member.value))
+        }
+      }
+      for i in old.indices where !matched[i] {
+        changes.append(FieldChange(field: old[i].key, before: old[i].value, after: nil))
+      }
+      return (changes, names(of: changes, wholeRecord: false))
     }
+  }
+
+  /// The names of the fields whose values differ between `before` and
+  /// `after` (`diff(_:_:)`'s `names`).
+  package static func between(_ before: String?, _ after: String?) -> [String] { diff(before, after).names }
+
+  /// The names of `changes` as `diff(_:_:)` gives them: in their order for
+  /// a `wholeRecord` (new or removed), else sorted by code point.
+  package static func names(of changes: [FieldChange], wholeRecord: Bool) -> [String] {
+    let names = changes.map(\.field)
+    if wholeRecord { return names }
+    return names.sorted { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }
+  }
+
+  /// The text of the top-level member `name` of a JSON object text; nil
+  /// when it has none (or the text is not an object). Reads the members
+  /// before it, builds none of their values.
+  ///
+  ///     ChangedFields.member("enclosures", of: #"{"enclosures":[{"url":"a.mp3"}],"title":"A"}"#)
+  ///     // #"[{"url":"a.mp3"}]"#
+  package static func member(_ name: String, of text: String) -> Substring? {
+    var scanner = Scanner(text)
+    var found: Substring?
+    _ = scanner.forEachMember { key, value in
+      guard key == name else { return true }
+      found = value
+      return false
+    }
+    return found
+  }
+
+  /// Whether two texts hold the same bytes (`==` on strings compares
+  /// canonical equivalence, which a stored hash does not).
+  static func sameBytes(_ a: Substring, _ b: Substring) -> Bool {
+    let x = a.utf8, y = b.utf8
+    guard x.count == y.count else { return false }
+    let fast = x.withContiguousStorageIfAvailable { p in
+      y.withContiguousStorageIfAvailable { q in p.elementsEqual(q) }
+    }
+    if let fast, let same = fast { return same }
+    return x.elementsEqual(y)
   }
 
   /// The top-level members of a JSON object text: each key (unescaped) and
   /// its value's text. Text that is not an object gives none.
   package static func members(_ text: String) -> [(key: String, value: Substring)] {
     var scanner = Scanner(text)
-    return scanner.objectMembers() ?? []
+    var members: [(key: String, value: Substring)] = []
+    guard scanner.forEachMember({ members.append(($0, $1)); return true }) else { return [] }
+    return members
   }
 
   /// `names` as the text of a JSON array of strings (the `changed_fields`
@@ -84,19 +160,21 @@ package enum ChangedFields {
       return true
     }
 
-    mutating func objectMembers() -> [(key: String, value: Substring)]? {
-      guard take(UInt8(ascii: "{")) else { return nil }
-      var members: [(key: String, value: Substring)] = []
-      if take(UInt8(ascii: "}")) { return members }
+    /// Calls `body` with each top-level member of the object at `i` (its
+    /// key unescaped, its value's text) until it returns false; false when
+    /// the text is not an object (members before the fault were given).
+    mutating func forEachMember(_ body: (String, Substring) -> Bool) -> Bool {
+      guard take(UInt8(ascii: "{")) else { return false }
+      if take(UInt8(ascii: "}")) { return true }
       repeat {
         skipWhitespace()
-        guard let key = string(), take(UInt8(ascii: ":")) else { return nil }
+        guard let key = string(), take(UInt8(ascii: ":")) else { return false }
         skipWhitespace()
         let start = i
-        guard skipValue() else { return nil }
-        members.append((key, text[start..<i]))
+        guard skipValue() else { return false }
+        guard body(key, text[start..<i]) else { return true }
       } while take(UInt8(ascii: ","))
-      return take(UInt8(ascii: "}")) ? members : nil
+      return take(UInt8(ascii: "}"))
     }
 
     mutating func stringArray() -> [String]? {
@@ -131,13 +209,29 @@ package enum ChangedFields {
       return escaped ? Scanner.unescape(body) : String(body)
     }
 
+    /// Moves past a string literal at `i` without unescaping it; false
+    /// when it does not end.
+    mutating func skipString() -> Bool {
+      i = utf8.index(after: i)
+      while let c = current, c != UInt8(ascii: "\"") {
+        if c == UInt8(ascii: "\\") {
+          i = utf8.index(after: i)
+          guard current != nil else { return false }
+        }
+        i = utf8.index(after: i)
+      }
+      guard current != nil else { return false }
+      i = utf8.index(after: i)
+      return true
+    }
+
     /// Moves past one value (nested brackets and strings included).
     mutating func skipValue() -> Bool {
       var depth = 0
       while let c = current {
         switch c {
         case UInt8(ascii: "\""):
-          guard string() != nil else { return false }
+          guard skipString() else { return false }
           if depth == 0 { return true }
           continue
         case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1

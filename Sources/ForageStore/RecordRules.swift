@@ -139,9 +139,10 @@ package enum RecordRules {
   /// - stored and removed: **restored**, its fields updated and the removal
   ///   cleared, whatever its hash.
   ///
-  /// Each change carries the names of the fields it touched
-  /// (`ChangedFields`), found here once so that no reader parses the stored
-  /// fields again to learn them.
+  /// Each change carries the fields it touched with their values' texts
+  /// (`fieldChanges`) and their names (`changedFields`), found here once
+  /// (`ChangedFields.diff`) so that no reader parses the stored fields again
+  /// to learn them.
   ///
   /// Each page is planned after the ones before it, so a record given twice
   /// is compared the second time with what the first left.
@@ -161,12 +162,13 @@ package enum RecordRules {
     for page in pages {
       for record in page.records {
         let key = RecordKey(record)
-        let change = { (kind: ChangeKind, before: String?) in
-          RecordPlan.PlannedChange(
+        let change = { (kind: ChangeKind, before: String?) -> RecordPlan.PlannedChange in
+          let diff = ChangedFields.diff(before, record.fieldsJSON)
+          return RecordPlan.PlannedChange(
             change: RecordChange(
               id: 0, source: record.source, key: record.key, kind: kind, url: record.url, beforeJSON: before,
-              afterJSON: record.fieldsJSON, at: page.now, run: page.run,
-              changedFields: ChangedFields.between(before, record.fieldsJSON)),
+              afterJSON: record.fieldsJSON, at: page.now, run: page.run, changedFields: diff.names,
+              fieldChanges: diff.changes),
             router: page.router)
         }
         guard var state = current[key] ?? stored[key].map({
@@ -309,7 +311,7 @@ package enum RecordRules {
     candidates.filter { removes($0, crawl: crawl, capped: capped) }.map { record in
       let change = RecordChange(
         id: 0, source: source, key: record.key, kind: .removed, url: record.url, beforeJSON: record.fields,
-        afterJSON: nil, at: now, run: nil, changedFields: ChangedFields.between(record.fields, nil))
+        afterJSON: nil, at: now, run: nil)
       return (
         record.id,
         RecordPlan.PlannedChange(

@@ -427,18 +427,42 @@ public struct RecordChange: Sendable, Hashable {
   public var at: Date
   /// The task run that saw it; nil when none was recorded.
   public var run: Int64?
-  /// The fields whose values differ between `beforeJSON` and `afterJSON`,
-  /// sorted (every field for a new or removed record): found once when the
-  /// change is committed and stored with it.
+  /// The names of the fields whose values differ between `beforeJSON` and
+  /// `afterJSON`, sorted (every field, in the record's order, for a new or
+  /// removed record): found once when the change is committed and stored
+  /// with it.
   public var changedFields: [String]
+  /// The fields whose values differ, each with its value's JSON text before
+  /// and after (nil where absent): in `afterJSON`'s member order, then the
+  /// fields only `beforeJSON` has; every field for a new or removed record.
+  ///
+  /// A commit finds them once, in the scan that names `changedFields`, and
+  /// returns them with its changes (`CommitResult.changes`); a change read
+  /// from a store finds them from its stored texts with one scan of their
+  /// top-level members. No reader parses a whole record to learn what
+  /// changed: one that needs a value parses that member's text alone.
+  ///
+  /// They are not stored: each value is a slice of `beforeJSON` or
+  /// `afterJSON`, so a column of them would repeat both records, while
+  /// finding them again is one scan of the two texts already read.
+  public var fieldChanges: [FieldChange]
 
   /// A change; each parameter has its property's meaning. Without
-  /// `changedFields`, they are found from `beforeJSON` and `afterJSON`.
+  /// `fieldChanges`, they are found from `beforeJSON` and `afterJSON`;
+  /// without `changedFields`, from `fieldChanges`.
   public init(
     id: Int64, source: String, key: String, kind: ChangeKind, url: String = "", beforeJSON: String?,
-    afterJSON: String?, at: Date, run: Int64?, changedFields: [String]? = nil
+    afterJSON: String?, at: Date, run: Int64?, changedFields: [String]? = nil, fieldChanges: [FieldChange]? = nil
   ) {
-    self.changedFields = changedFields ?? ChangedFields.between(beforeJSON, afterJSON)
+    if let fieldChanges {
+      self.fieldChanges = fieldChanges
+      self.changedFields =
+        changedFields ?? ChangedFields.names(of: fieldChanges, wholeRecord: beforeJSON == nil || afterJSON == nil)
+    } else {
+      let diff = ChangedFields.diff(beforeJSON, afterJSON)
+      self.fieldChanges = diff.changes
+      self.changedFields = changedFields ?? diff.names
+    }
     self.id = id
     self.source = source
     self.key = key

@@ -187,31 +187,51 @@ private func holds(_ test: FieldTest, _ before: String, _ after: String) -> Bool
         firstCompletedCrawl: false))
   }
 
-  // MARK: Field diffs
+  // MARK: Conditions over a change's field changes
 
-  @Test func test_fieldDiff_afterOrderThenFieldsOnlyBefore() {
-    let before = fields(#"{"title": "Kettle", "old": 1, "price": 25, "gone": null}"#)
-    let after = fields(#"{"stock": 3, "title": "Kettle", "price": 19.5}"#)
-    #expect(
-      FieldDiff.changes(before: before, after: after) == [
-        FieldChange(field: "stock", before: nil, after: .number(3)),
-        FieldChange(field: "price", before: .number(25), after: .number(19.5)),
-        FieldChange(field: "old", before: .number(1), after: nil),
-        FieldChange(field: "gone", before: .null, after: nil),
-      ])
-    #expect(FieldDiff.changes(before: before, after: before).isEmpty)
+  /// A condition evaluated from a change's field changes (each value
+  /// parsed alone, as the router does) holds exactly when it holds over the
+  /// two whole records.
+  @Test func test_conditionOverFieldChanges_agreesWithTheWholeRecords() {
+    let tests: [FieldTest] = [
+      .appears, .disappears, .changes, .increases, .decreases, .below(20), .above(20), .contains("lamp"),
+      .matches("^[0-9]+ left$"),
+    ]
+    let values = [
+      nil, "null", #""""#, "[]", "{}", "3", "25", "19.5", #""£25.00""#, #""£19.50""#, #""12 left""#,
+      #""A Lamp""#, #""lamp""#, "true", "[1,2]", #"{"a":1}"#,
+    ]
+    func record(_ value: String?) -> String { value.map { #"{"f":"# + $0 + #","g":1}"# } ?? #"{"g":1}"# }
+    for test in tests {
+      for before in values {
+        for after in values {
+          for kind in [ChangeKind.changed, .restored] {
+            let change = RecordChange(
+              id: 1, source: "s", key: "k", kind: kind, beforeJSON: record(before), afterJSON: record(after),
+              at: .now, run: nil)
+            let condition = ChangeCondition.field("f", test)
+            let whole = condition.holds(kind: kind, before: fields(record(before)), after: fields(record(after)))
+            #expect(condition.holds(for: change) == whole, "\(test) \(before ?? "absent") → \(after ?? "absent")")
+          }
+        }
+      }
+    }
   }
 
-  @Test func test_fieldDiff_newAndRemovedRecordsGiveEveryField() {
-    let r = fields(#"{"a": 1, "b": null}"#)
-    #expect(
-      FieldDiff.changes(before: nil, after: r) == [
-        FieldChange(field: "a", before: nil, after: .number(1)), FieldChange(field: "b", before: nil, after: .null),
-      ])
-    #expect(
-      FieldDiff.changes(before: r, after: nil) == [
-        FieldChange(field: "a", before: .number(1), after: nil), FieldChange(field: "b", before: .null, after: nil),
-      ])
-    #expect(FieldDiff.changes(before: nil, after: nil).isEmpty)
+  /// The router reads only the fields its conditions name: a record whose
+  /// other field does not parse still notifies on the price it watches.
+  @Test func test_issue27_theRouterReadsOnlyTheFieldsItsConditionsName() throws {
+    let text = #"""
+      {"notify": [{"webhook": "https://example.com/hook"}], "sources": [{"name": "s", "url": "https://example.com/",
+       "extract": {"price": ".price", "x": ".x"}, "notifyWhen": [{"field": "price", "below": 20}]}]}
+      """#
+    let router = try #require(NotificationRouter(config: try ForageConfig.parse(Array(text.utf8))))
+    func change(_ before: String, _ after: String) -> RecordChange {
+      RecordChange(id: 1, source: "s", key: "k", kind: .changed, beforeJSON: before, afterJSON: after, at: .now, run: nil)
+    }
+    #expect(router.channels(for: change(#"{"price":25,"x":1}"#, #"{"price":19,"x":1}"#), firstCrawl: false).count == 1)
+    #expect(router.channels(for: change(#"{"price":25,"x":01}"#, #"{"price":19,"x":02}"#), firstCrawl: false).count == 1)
+    #expect(router.channels(for: change(#"{"price":25,"x":1}"#, #"{"price":21,"x":1}"#), firstCrawl: false).isEmpty)
+    #expect(router.channels(for: change(#"{"price":19,"x":1}"#, #"{"price":19,"x":2}"#), firstCrawl: false).isEmpty)
   }
 }

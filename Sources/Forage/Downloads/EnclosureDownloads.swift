@@ -99,7 +99,9 @@ extension Downloads {
       guard let last = records.last else { break }
       after = last.id
       for record in records where record.removedAt == nil {
-        guard let fields = try? JSONValue.parse(record.fieldsJSON), case .array(let enclosures)? = fields["enclosures"]
+        // Only the `enclosures` member is parsed, not the whole record.
+        guard let text = ChangedFields.member("enclosures", of: record.fieldsJSON),
+          case .array(let enclosures)? = try? JSONValue.parse(Array(text.utf8))
         else { continue }
         for enclosure in enclosures {
           guard case .string(let url)? = enclosure["url"] else { continue }

@@ -43,12 +43,27 @@ public struct Exporter: Sendable {
     }
     switch format {
     case .jsonl:
-      return try await forEachRecord(source: source) { r, fields in
-        var line = JSONValue.object([
-          ("source", .string(r.source)), ("key", .string(r.key)), ("url", .string(r.url)), ("fields", fields),
-          ("firstSeen", .string(Exporter.iso(r.firstSeen))), ("lastSeen", .string(Exporter.iso(r.lastSeen))),
-        ]).serialized()
-        line += "\n"
+      // The stored fields are written as stored, unparsed, when they are
+      // what serializing them again would write (as Forage stores them).
+      var check = SerializedJSONCheck()
+      return try await forEachStoredRecord(source: source) { r in
+        var line = "{\"source\":"
+        JSONValue.writeString(r.source, to: &line)
+        line += ",\"key\":"
+        JSONValue.writeString(r.key, to: &line)
+        line += ",\"url\":"
+        JSONValue.writeString(r.url, to: &line)
+        line += ",\"fields\":"
+        if check.isSerialized(r.fieldsJSON) {
+          line += r.fieldsJSON
+        } else {
+          try JSONValue.parse(r.fieldsJSON).write(to: &line, sortedKeys: false)
+        }
+        line += ",\"firstSeen\":"
+        JSONValue.writeString(Exporter.iso(r.firstSeen), to: &line)
+        line += ",\"lastSeen\":"
+        JSONValue.writeString(Exporter.iso(r.lastSeen), to: &line)
+        line += "}\n"
         try write(line)
       }
     case .csv:
@@ -76,8 +91,15 @@ public struct Exporter: Sendable {
     }
   }
 
+  /// Calls `body` with each current record and its parsed fields.
   @discardableResult
   func forEachRecord(source: String?, _ body: (StoredRecord, JSONValue) throws -> Void) async throws -> Int {
+    try await forEachStoredRecord(source: source) { try body($0, try JSONValue.parse($0.fieldsJSON)) }
+  }
+
+  /// Calls `body` with each current record, its fields unparsed.
+  @discardableResult
+  func forEachStoredRecord(source: String?, _ body: (StoredRecord) throws -> Void) async throws -> Int {
     var after: Int64 = 0
     var count = 0
     while true {
@@ -85,7 +107,7 @@ public struct Exporter: Sendable {
       // The current records: those a completed crawl removed are history
       // (`forage changes` lists them).
       for r in batch where r.removedAt == nil {
-        try body(r, try JSONValue.parse(r.fieldsJSON))
+        try body(r)
         count += 1
       }
       guard let last = batch.last, batch.count == pageSize else { return count }

@@ -45,6 +45,38 @@ extension ChangeCondition {
     if let conditions {
       return conditions.contains { $0.holds(kind: kind, before: before, after: after) }
     }
+    return isNotableByDefault(kind, firstCompletedCrawl: firstCompletedCrawl)
+  }
+
+  /// Whether this condition holds for `change`, as
+  /// `holds(kind:before:after:)` says, looking only at the values of the
+  /// field it names in `change.fieldChanges` (each parsed alone), never at
+  /// whole records. A field not among them held the same value on both
+  /// sides, for which no test holds (each needs the values, or their
+  /// emptiness, to differ).
+  package func holds(for change: RecordChange) -> Bool {
+    switch self {
+    case .kind(let k):
+      return change.kind == k
+    case .field(let name, let test):
+      guard change.kind == .changed, let field = change.fieldChanges.first(where: { $0.field == name }) else {
+        return false
+      }
+      return test.holds(before: field.beforeValue, after: field.afterValue)
+    }
+  }
+
+  /// Whether `change` is notable for a source, as
+  /// `isNotable(kind:before:after:conditions:firstCompletedCrawl:)` says,
+  /// from the change's field changes (`holds(for:)`).
+  package static func isNotable(_ change: RecordChange, conditions: [ChangeCondition]?, firstCompletedCrawl: Bool) -> Bool {
+    if let conditions { return conditions.contains { $0.holds(for: change) } }
+    return isNotableByDefault(change.kind, firstCompletedCrawl: firstCompletedCrawl)
+  }
+
+  /// The rule without conditions: every changed, removed and restored
+  /// record, and new ones except during the source's first completed crawl.
+  static func isNotableByDefault(_ kind: ChangeKind, firstCompletedCrawl: Bool) -> Bool {
     switch kind {
     case .changed, .removed, .restored: return true
     case .new: return !firstCompletedCrawl

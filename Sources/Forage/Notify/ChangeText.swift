@@ -14,7 +14,7 @@ package enum ChangeText {
   /// characters from pages, 8-bit (U+0080–U+009F) as 7-bit, are escaped.
   package static func json(_ change: RecordChange) -> String {
     let (before, after) = change.parsedFields
-    let changes = FieldDiff.changes(before: before, after: after).map(\.jsonValue)
+    let changes = change.fieldChanges.map(\.jsonValue)
     return TerminalText.escapingJSON(jsonObject(change, before, after, changes))
   }
 
@@ -52,20 +52,20 @@ package enum ChangeText {
     }
     let key = TerminalText.escaping(change.key), url = TerminalText.escaping(change.url)
     var lines = ["\(at)  \(kind)  \(TerminalText.escaping(change.source))  \(key)" + (url.isEmpty ? "" : "  \(url)")]
-    let (before, after) = change.parsedFields
-    for field in FieldDiff.changes(before: before, after: after) {
+    for field in change.fieldChanges {
       lines.append("  \(TerminalText.escaping(field.field)): " + describe(field, kind: change.kind, colour: colour))
     }
     return lines
   }
 
   static func describe(_ field: FieldChange, kind: ChangeKind, colour: Bool) -> String {
+    let before = field.beforeValue, after = field.afterValue
     switch kind {
-    case .new: return show(field.after)
-    case .removed: return show(field.before)
+    case .new: return show(after)
+    case .removed: return show(before)
     case .changed, .restored: break
     }
-    if case .string(let old)? = field.before, case .string(let new)? = field.after,
+    if case .string(let old)? = before, case .string(let new)? = after,
        WordDiff.isLongText(old) || WordDiff.isLongText(new) {
       return WordDiff.diff(old, new).map { part -> String in
         switch part {
@@ -79,7 +79,7 @@ package enum ChangeText {
         }
       }.joined().replacingOccurrences(of: "\n", with: "\n    ")
     }
-    return show(field.before) + " → " + show(field.after)
+    return show(before) + " → " + show(after)
   }
 
   /// A value as JSON text, or `(none)` when absent.

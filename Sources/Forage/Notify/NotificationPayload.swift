@@ -17,7 +17,7 @@ package enum NotificationPayload {
   /// The document of one notification.
   package static func document(id: String, change: RecordChange) -> JSONValue {
     let (before, after) = change.parsedFields
-    let changes = FieldDiff.changes(before: before, after: after).map(\.jsonValue)
+    let changes = change.fieldChanges.map(\.jsonValue)
     return .object([
       ("type", .string("record." + change.kind.rawValue)),
       ("id", .string(id)),

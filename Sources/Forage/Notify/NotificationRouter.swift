@@ -36,12 +36,10 @@ package struct NotificationRouter: ChangeRouter {
   /// source is not in the config.
   package func channels(for change: RecordChange, firstCrawl: Bool) -> [String] {
     guard let rule = rules[change.source], !rule.channels.isEmpty else { return [] }
-    // Fields are parsed only when a condition looks at them.
-    let needsFields = rule.conditions?.contains { if case .field = $0 { return true } else { return false } } ?? false
-    let before = needsFields ? change.beforeJSON.flatMap { try? JSONValue.parse($0) } : nil
-    let after = needsFields ? change.afterJSON.flatMap { try? JSONValue.parse($0) } : nil
-    let notable = ChangeCondition.isNotable(
-      kind: change.kind, before: before, after: after, conditions: rule.conditions, firstCompletedCrawl: firstCrawl)
+    // A field condition reads only its field's values, parsed from their
+    // texts in the change's field changes: no record is parsed here, inside
+    // the commit's transaction.
+    let notable = ChangeCondition.isNotable(change, conditions: rule.conditions, firstCompletedCrawl: firstCrawl)
     return notable ? rule.channels : []
   }
 }

@@ -25,8 +25,7 @@ extension Report {
       h += "\(change.kind.rawValue)</span> <b class=\"name\">\(esc(change.source))</b> "
       h += "<code class=\"key\">\(esc(change.key))</code> <time class=\"muted\">\(esc(dateText(change.at)))</time></div>\n"
       if !change.url.isEmpty { h += "<div class=\"url\">\(esc(change.url))</div>\n" }
-      let (before, after) = change.parsedFields
-      let fields = FieldDiff.changes(before: before, after: after)
+      let fields = change.fieldChanges
       if change.kind == .new || change.kind == .removed {
         // A whole record: its fields on one compact line.
         h += "<p class=\"fields\">"
@@ -48,12 +47,13 @@ extension Report {
   /// A field's change as HTML: the value of a new or removed record, a word
   /// diff of long text, or the old value struck through and the new one.
   func diff(_ field: FieldChange, kind: ChangeKind) -> String {
+    let before = field.beforeValue, after = field.afterValue
     switch kind {
-    case .new: return "<ins>\(esc(show(field.after)))</ins>"
-    case .removed: return "<del>\(esc(show(field.before)))</del>"
+    case .new: return "<ins>\(esc(show(after)))</ins>"
+    case .removed: return "<del>\(esc(show(before)))</del>"
     case .changed, .restored: break
     }
-    if case .string(let old)? = field.before, case .string(let new)? = field.after,
+    if case .string(let old)? = before, case .string(let new)? = after,
       WordDiff.isLongText(old) || WordDiff.isLongText(new)
     {
       let parts = WordDiff.diff(old, new).map { part -> String in
@@ -65,7 +65,7 @@ extension Report {
       }
       return "<div class=\"words\">\(parts.joined())</div>"
     }
-    return "<del>\(esc(show(field.before)))</del> → <ins>\(esc(show(field.after)))</ins>"
+    return "<del>\(esc(show(before)))</del> → <ins>\(esc(show(after)))</ins>"
   }
 
   /// A value as a person reads it: text as itself, anything else as JSON,

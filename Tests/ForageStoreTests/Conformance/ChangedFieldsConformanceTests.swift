@@ -47,4 +47,30 @@ import Testing
       #expect(result.changes.map(\.changedFields) == [["note", "offers"]])
     }
   }
+
+  /// What a commit returns of each change's field changes (found once, at
+  /// commit) is what reading the change back finds from its stored texts.
+  @Test(arguments: StoreKind.all) func test_theCommitsFieldChanges_areThoseReadBack(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
+      let first = #"{"title":"Mug","price":3,"dims":{"h":1}}"#
+      let (created, _) = try await crawl(
+        store, [PagePlan(n: 1, records: [item("a", first), item("b", #"{"price":1}"#)])], at: t0)
+      let changed = #"{"title":"Mug","price":4,"dims":{"h":2},"stock":"a\"b"}"#
+      let (result, completion) = try await crawl(store, [PagePlan(n: 1, records: [item("a", changed)])], at: t0 + 60)
+      #expect(
+        result.changes.map(\.fieldChanges) == [
+          [
+            FieldChange(field: "price", before: "3", after: "4"),
+            FieldChange(field: "dims", before: #"{"h":1}"#, after: #"{"h":2}"#),
+            FieldChange(field: "stock", before: nil, after: #""a\"b""#),
+          ]
+        ])
+      let removed = try #require(completion).removed
+      #expect(removed.map(\.fieldChanges) == [[FieldChange(field: "price", before: "1", after: nil)]])
+      let returned = created.changes + result.changes + removed
+      let history = try await store.changes(source: "s", afterID: 0, limit: 10)
+      #expect(history.map(\.fieldChanges) == returned.map(\.fieldChanges))
+      #expect(history.map(\.changedFields) == returned.map(\.changedFields))
+    }
+  }
 }
