@@ -162,5 +162,42 @@ struct PostgresChangeOrderTests {
       try await store.close()
     }
   }
+
+  /// A commit sent a statement at a time (here a batch that names its entry
+  /// twice) takes the change-order lock before any row lock: taken only by
+  /// the change insert's trigger, after the frontier's rows, a reader
+  /// waiting for the lock exclusively could close a cycle that PostgreSQL
+  /// breaks only after `deadlock_timeout`.
+  @Test func test_aCommitAStatementAtATime_waitsForTheOrderLockBeforeLockingARow() async throws {
+    try await PostgresTestServer.withDatabase { url in
+      let store = try PostgresStore(url: url)
+      let parsed = try PostgresURL(url)
+      let crawl = try await store.openCrawl(source: "s", seeds: [seed(1)], now: t0)
+      let item = try #require(
+        try await store.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "a", for: .seconds(60), at: Date())).first)
+      // A reader's exclusive hold (as `waitForChangeWriters` takes it).
+      let reader = try PostgresConnection(url: parsed)
+      try reader.exec("BEGIN")
+      try reader.query("SELECT pg_advisory_xact_lock($1)", [.int(PostgresMigrations.changeOrderLockKey)])
+      let page = PageCommit(item: item, outcome: .done, records: [record("k", fields: #"{"v":1}"#, hash: 1)], now: t0)
+      let committed = Locked<Bool>(false)
+      let committing = Task {
+        _ = try await store.commit([page, page])
+        committed.withLock { $0 = true }
+      }
+      let watcher = try PostgresConnection(url: parsed)
+      let waited = try await Self.untilWaitingOnTheLock(watcher) { committed.withLock { $0 } }
+      // While the commit waits, its frontier entry is not locked.
+      try watcher.exec("BEGIN")
+      let rowFree = (try? watcher.query(
+        "SELECT id FROM frontier WHERE id = $1 FOR UPDATE NOWAIT", [.int(item.id)])) != nil
+      _ = try? watcher.exec("ROLLBACK")
+      try reader.exec("COMMIT")
+      try await committing.value
+      #expect(waited, "the commit did not wait for the reader")
+      #expect(rowFree, "the commit locked its frontier entry before the order lock")
+      try await store.close()
+    }
+  }
 }
 #endif
