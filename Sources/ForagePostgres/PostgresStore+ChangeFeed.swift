@@ -80,9 +80,10 @@ extension PostgresStore: ChangeFeedStore {
   /// never finds a lower one committed later.
   ///
   /// Readers of changes by id send it first in their transaction, with the
-  /// rest of it in the same pipeline: writers never wait for each other's
-  /// COMMIT, only for a reader's few statements. Readers wait for each
-  /// other too (one exclusive holder at a time), each as briefly.
+  /// rest of it in the same pipeline, so they hold it for a few statements.
+  /// Writers wait for each other only around a reader: one that starts
+  /// while a reader waits queues behind it, and so behind the commits the
+  /// reader waits for. Readers take turns (one exclusive holder at a time).
   static func waitForChangeWriters(_ p: PostgresPipeline) {
     p.send("SELECT pg_advisory_xact_lock($1)", [.int(PostgresMigrations.changeOrderLockKey)])
   }
