@@ -409,12 +409,29 @@ enum PostgresMigrations {
         END
       WHERE e.ended_at IS NOT NULL;
       """),
+    // Change ids in order without serializing the writers: a transaction
+    // writing changes takes the order lock shared (writers no longer wait
+    // for each other's COMMIT, whose WAL flushes group again), and a reader
+    // of changes by id takes it exclusively before it reads (see
+    // `PostgresStore.waitForChangeWriters`): it waits until every
+    // transaction that drew change ids has ended, so every id below the
+    // ones it sees is committed, aborted or pruned, and none appears later.
+    ("pg11-change-order-shared", """
+      CREATE OR REPLACE FUNCTION forage_order_changes() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_advisory_xact_lock_shared(\(changeOrderLockKey));
+        RETURN NULL;
+      END
+      $$;
+      """),
   ]
 
   /// An arbitrary constant naming Forage's migration lock among advisory locks.
   static let lockKey: Int64 = 0x466F_7261_6765_4D31  // "ForageM1"
 
-  /// The advisory lock that orders change ids by commit (see pg6-change-stream).
+  /// The advisory lock that orders change ids by commit (see pg7-change-stream
+  /// and pg11-change-order-shared): writers of changes hold it shared, readers
+  /// of changes by id take it exclusively.
   static let changeOrderLockKey: Int64 = 0x466F_7261_6765_4331  // "ForageC1"
 
   /// Applies every migration not yet recorded, each in its own transaction,

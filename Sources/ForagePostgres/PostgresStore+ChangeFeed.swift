@@ -42,22 +42,78 @@ extension PostgresStore: ChangeFeedStore {
     try await run(transaction: false) { db in try Self.prunedThrough(db, source: source) }
   }
 
+  private static let prunedThroughSQL =
+    "SELECT coalesce(max(through), 0) FROM history_pruned WHERE $1::text IS NULL OR source = $1"
+
   private static func prunedThrough(_ db: PostgresConnection, source: String?) throws -> Int64 {
-    let result = try db.query(
-      "SELECT coalesce(max(through), 0) FROM history_pruned WHERE $1::text IS NULL OR source = $1", [.string(source)])
-    return result.int64(0, 0)
+    try db.query(prunedThroughSQL, [.string(source)]).int64(0, 0)
   }
 
-  /// A page of changes and, read after them in the same transaction, the pruned mark.
+  /// A page of changes and, read after them in the same transaction, the
+  /// pruned mark; one round trip, after every transaction writing changes
+  /// has ended (see `waitForChangeWriters`).
   func changePage(source: String?, afterID: Int64, limit: Int) async throws -> ChangePage {
     try await run { db in
-      let result = try db.query(
-        """
-        SELECT \(Self.changeColumns) FROM changes
-        WHERE ($1::text IS NULL OR source = $1) AND id > $2 ORDER BY id LIMIT $3
-        """, [.string(source), .int(afterID), .int(max(0, limit))])
-      let changes = result.rows { Self.change(result, $0) }
-      return ChangePage(changes: changes, prunedThrough: try Self.prunedThrough(db, source: source))
+      let results = try db.pipelineCommitting { p in
+        Self.waitForChangeWriters(p)
+        p.send(Self.changesAfterSQL, [.string(source), .int(afterID), .int(max(0, limit))])
+        p.send(Self.prunedThroughSQL, [.string(source)])
+      }
+      let changes = results[1].rows { Self.change(results[1], $0) }
+      return ChangePage(changes: changes, prunedThrough: results[2].int64(0, 0))
+    }
+  }
+
+  /// Up to `$3` changes with an id above `$2`, oldest first, of source `$1` (every source when NULL).
+  static let changesAfterSQL = """
+    SELECT \(changeColumns) FROM changes
+    WHERE ($1::text IS NULL OR source = $1) AND id > $2 ORDER BY id LIMIT $3
+    """
+
+  /// Makes the statements sent after it in its transaction see change ids
+  /// in order: it takes the change-order lock exclusively (migration pg11),
+  /// which waits until every transaction writing changes has ended (they
+  /// hold it shared to their COMMIT) and keeps new ones from drawing ids
+  /// until this transaction ends. A statement after it (each takes a new
+  /// snapshot) sees every change whose id is below the newest it sees,
+  /// except those rolled back or pruned, so a cursor that moves past an id
+  /// never finds a lower one committed later.
+  ///
+  /// Readers of changes by id send it first in their transaction, with the
+  /// rest of it in the same pipeline, so they hold it for a few statements.
+  /// Writers wait for each other only around a reader: one that starts
+  /// while a reader waits queues behind it, and so behind the commits the
+  /// reader waits for. Readers take turns (one exclusive holder at a time).
+  static func waitForChangeWriters(_ p: PostgresPipeline) {
+    p.send("SELECT pg_advisory_xact_lock($1)", [.int(PostgresMigrations.changeOrderLockKey)])
+  }
+
+  /// The statement a transaction that may write changes runs first, before
+  /// it locks any row: the change-order lock, shared (the trigger of pg11
+  /// takes it again, at no cost, when the changes go in). Taken only in the
+  /// trigger, after the transaction's row locks, it could close a cycle
+  /// with a reader's exclusive request: a writer holding the lock shared
+  /// waits for this transaction's rows, the reader waits for that writer,
+  /// and this transaction's shared request queues behind the reader's.
+  /// PostgreSQL breaks such a cycle only after `deadlock_timeout` (1 s).
+  static let holdChangeOrderSQL = "SELECT pg_advisory_xact_lock_shared(\(PostgresMigrations.changeOrderLockKey))"
+
+  /// Runs ``holdChangeOrderSQL`` (see there) in `db`'s transaction.
+  static func holdChangeOrder(_ db: PostgresConnection) throws {
+    try db.query(holdChangeOrderSQL)
+  }
+
+  /// The highest change id such that every id up to it is settled (its
+  /// transaction committed or rolled back), read in a transaction of its
+  /// own after `waitForChangeWriters`: ids drawn later are all above it.
+  /// Pruning drops no change above it, so its pruned mark never passes a
+  /// change still being written.
+  static func settledChangeID(_ db: PostgresConnection) throws -> Int64 {
+    try db.transaction {
+      try db.pipelineCommitting { p in
+        waitForChangeWriters(p)
+        p.send("SELECT coalesce(max(id), 0) FROM changes")
+      }[1].int64(0, 0)
     }
   }
 }
@@ -82,7 +138,9 @@ actor PostgresChangeListener {
   init(url: PostgresURL) throws {
     let connection = try PostgresConnection(url: url, applicationName: "forage-changes")
     try connection.exec("LISTEN forage_changes")
-    latest = try connection.query("SELECT coalesce(max(id), 0) FROM changes").int64(0, 0)
+    // After every transaction that drew change ids has ended: an id below
+    // `latest` committed later would be skipped by the stream.
+    latest = try PostgresStore.settledChangeID(connection)
     var fds: [Int32] = [0, 0]
     guard pipe(&fds) == 0 else {
       connection.close()

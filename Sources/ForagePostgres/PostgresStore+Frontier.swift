@@ -113,6 +113,7 @@ extension PostgresStore {
     _ crawl: Int64, maxPages: Int?, router: (any ChangeRouter)?, health: HealthPolicy?, now: Date
   ) async throws -> CrawlCompletion? {
     let completion = try await run { db -> CrawlCompletion? in
+      try Self.holdChangeOrder(db)  // it may write changes (see there)
       let row = try db.query(
         "SELECT source, completed_at, frontier_size FROM crawls WHERE id = $1 FOR UPDATE", [.int(crawl)])
       guard row.count > 0 else { throw StoreError.notFound("crawl with id \(crawl)") }

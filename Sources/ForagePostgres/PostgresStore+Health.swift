@@ -399,6 +399,7 @@ extension PostgresStore {
   {
     let nowMS = Self.milliseconds(now)
     return try await run { db in
+      try Self.holdChangeOrder(db)
       let locked = try db.query(
         "SELECT id FROM health_episodes WHERE source = $1 AND ended_at IS NULL FOR UPDATE", [.text(source)])
       guard locked.count > 0, let open = try Self.openEpisode(db, source: source) else { return nil }

@@ -53,9 +53,12 @@ extension PostgresStore {
     // First round trip: what the plan needs to read, and the writes that need nothing read.
     var storedAt: Int?
     var lookupsAt: [Int] = []
+    var statesAt = 0
     let first = try db.pipeline { p in
+      // The change-order lock, shared, before any row lock (see `holdChangeOrderSQL`).
+      p.send(holdChangeOrderSQL)
       let states = frontierStatesStatement(pages, owners: owners)
-      p.send(states.sql, states.params)
+      statesAt = p.send(states.sql, states.params)
       if !keys.isEmpty {
         let read = storedRecordsStatement(keys, completedCrawlOf: sources)
         storedAt = p.send(read.sql, read.params)
@@ -72,7 +75,7 @@ extension PostgresStore {
       for batch in batches { lookupsAt.append(p.send(batch.lookup.sql, batch.lookup.params)) }
     }
     // Every entry written means every claim held (the batch names each once).
-    guard first[0].count == pages.count else { throw PipelinedCommitDeclined() }
+    guard first[statesAt].count == pages.count else { throw PipelinedCommitDeclined() }
 
     var result = CommitResult()
     var plan: RecordPlan?

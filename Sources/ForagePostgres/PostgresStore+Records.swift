@@ -35,6 +35,7 @@ extension PostgresStore {
     }
     let result = try await run { db in
       var result = CommitResult()
+      try Self.holdChangeOrder(db)
       let held = try Self.updateFrontierStates(db, pages, owners: owners)
       let heldPages = pages.filter { held.contains($0.item.id) }
       try Self.writeRecords(db, heldPages, into: &result)
@@ -674,12 +675,12 @@ extension PostgresStore {
   ///
   /// - Throws: `StoreError` when a statement fails.
   public func changes(source: String?, afterID: Int64, limit: Int) async throws -> [RecordChange] {
-    try await run(transaction: false) { db in
-      let result = try db.query(
-        """
-        SELECT \(Self.changeColumns) FROM changes
-        WHERE ($1::text IS NULL OR source = $1) AND id > $2 ORDER BY id LIMIT $3
-        """, [.string(source), .int(afterID), .int(max(0, limit))])
+    try await run { db in
+      // After every transaction writing changes has ended (see `waitForChangeWriters`).
+      let result = try db.pipelineCommitting { p in
+        Self.waitForChangeWriters(p)
+        p.send(Self.changesAfterSQL, [.string(source), .int(afterID), .int(max(0, limit))])
+      }[1]
       return result.rows { Self.change(result, $0) }
     }
   }
@@ -710,18 +711,22 @@ extension PostgresStore {
   /// - Throws: `StoreError` when a statement fails (nothing is dropped then).
   public func pruneHistory(_ retention: [String: HistoryRetention], now: Date) async throws -> Int {
     let nowMS = Self.milliseconds(now)
+    // Only settled changes go: a mark above a change still being written
+    // would tell its readers it was pruned.
+    let settled = try await run(transaction: false) { db in try Self.settledChangeID(db) }
     return try await run { db in
       var dropped = 0
       let keepPending = "AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.change = changes.id AND o.state = 'pending')"
       let keepUnapplied =
-        "AND id <= (SELECT coalesce(min(change), 9223372036854775807) FROM sink_cursors WHERE updated_at >= $3)"
+        "AND id <= (SELECT coalesce(min(change), 9223372036854775807) FROM sink_cursors WHERE updated_at >= $3) "
+        + "AND id <= $4"
       for (source, rule) in retention.sorted(by: { $0.key < $1.key }) {
         let holdCutoff = PostgresValue.int(rule.sinkHoldCutoff(nowMS: nowMS))
         if let maxAge = rule.maxAge {
           let cutoff = nowMS - maxAge.milliseconds
           dropped += try Self.pruned(
             db, "DELETE FROM changes WHERE source = $1 AND at < $2 \(keepPending) \(keepUnapplied)",
-            [.text(source), .int(cutoff), holdCutoff])
+            [.text(source), .int(cutoff), holdCutoff, .int(settled)])
         }
         if let keep = rule.keep {
           dropped += try Self.pruned(
@@ -733,7 +738,7 @@ extension PostgresStore {
                 FROM changes WHERE source = $1) ranked
               WHERE newer > $2)
             \(keepPending) \(keepUnapplied)
-            """, [.text(source), .int(keep), holdCutoff])
+            """, [.text(source), .int(keep), holdCutoff, .int(settled)])
         }
       }
       return dropped
