@@ -67,12 +67,14 @@ import Testing
     #expect(LaunchClaim.owner(daemon: "d", task: "a") != LaunchClaim.owner(daemon: "d", task: "b"))
   }
 
-  @Test func test_renewalInterval_isTheFleetsOrAThirdOfAShortClaim() {
+  @Test func test_renewalInterval_isTheFleetsOrAThirdOfAShortClaim_butNeverUnder100ms() {
     let store = RecordingLeases()
     let long = LaunchClaim(task: "t", owner: "o", length: .seconds(300), store: store)
     #expect(long.renewalInterval == EngineDefaults.fleetLeaseRenewal)
     let short = LaunchClaim(task: "t", owner: "o", length: .seconds(3), store: store)
     #expect(short.renewalInterval == .seconds(1))
+    let none = LaunchClaim(task: "t", owner: "o", length: .zero, store: store)
+    #expect(none.renewalInterval == .milliseconds(100))
   }
 
   @Test func test_hold_renewsTheClaimWhileTheLaunchRuns_andNoMoreAfter() async throws {

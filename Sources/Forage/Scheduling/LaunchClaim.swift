@@ -46,8 +46,9 @@ struct LaunchClaim: Sendable {
 
   /// How often ``hold(renewEvery:log:now:_:)`` renews: the fleet's renewal
   /// interval, or a third of the claim's length when that is shorter (a
-  /// task launched every few seconds).
-  var renewalInterval: Duration { min(EngineDefaults.fleetLeaseRenewal, length / 3) }
+  /// task launched every few seconds), never more often than every 100 ms
+  /// (a task built in code with an `every` of zero).
+  var renewalInterval: Duration { max(.milliseconds(100), min(EngineDefaults.fleetLeaseRenewal, length / 3)) }
 
   /// Runs `body` while renewing the claim every `renewEvery` (by default
   /// ``renewalInterval``); the renewals have stopped when it returns or
