@@ -24,6 +24,18 @@ struct FleetNotifyTests {
     return (document["id"] as? String).map { [$0] } ?? []
   }
 
+  /// Runs `forage` with `arguments` in two processes at once; each one's
+  /// result, nil where it could not be started.
+  static func twice(_ arguments: [String]) -> [CommandResult?] {
+    let lock = NSLock()
+    nonisolated(unsafe) var results: [CommandResult?] = [nil, nil]
+    DispatchQueue.concurrentPerform(iterations: 2) { i in
+      let result = try? runForage(arguments)
+      lock.withLock { results[i] = result }
+    }
+    return results
+  }
+
   #if Postgres
   @Test func test_twoNotifyProcesses_deliverEachQueuedNotificationOnce() async throws {
     try await FleetTests.withDatabase { url in
@@ -45,12 +57,7 @@ struct FleetNotifyTests {
       // Now the receiver answers, slowly (0.5 s each), so that the second process
       // claims while the first still delivers what it claimed.
       receiver.script([], then: .hang(seconds: 0.5))
-      let lock = NSLock()
-      nonisolated(unsafe) var results: [CommandResult?] = [nil, nil]
-      DispatchQueue.concurrentPerform(iterations: 2) { i in
-        let result = try? runForage(["notify", "--config", shop.config, "--store", url, "--wait", "2m"])
-        lock.withLock { results[i] = result }
-      }
+      let results = Self.twice(["notify", "--config", shop.config, "--store", url, "--wait", "2m"])
       for result in results {
         let result = try #require(result)
         #expect(result.status == 0, "\(result.stderr)")
@@ -77,12 +84,7 @@ struct FleetNotifyTests {
       let out = dir.file("out")
       try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
       let urls = (1...8).map { server.url("/files/f\($0).txt") }
-      let lock = NSLock()
-      nonisolated(unsafe) var results: [CommandResult?] = [nil, nil]
-      DispatchQueue.concurrentPerform(iterations: 2) { i in
-        let result = try? runForage(["download"] + urls + ["--to", out, "--store", url, "--quiet"])
-        lock.withLock { results[i] = result }
-      }
+      let results = Self.twice(["download"] + urls + ["--to", out, "--store", url, "--quiet"])
       let expected = (1...8).map { "f\($0).txt" }.sorted()
       for result in results {
         let result = try #require(result)

@@ -35,6 +35,21 @@ struct PostgresChangeOrderTests {
     return (id, done)
   }
 
+  /// `a`, a transaction left open after drawing a change id, and `bID`, a
+  /// higher id drawn and committed beside it (on a thread; `bDone` when it
+  /// has ended).
+  private static func lowerOpenHigherCommitted(_ url: PostgresURL) async throws
+    -> (a: PostgresConnection, aID: Int64, bID: Int64, bDone: DispatchSemaphore)
+  {
+    let a = try PostgresConnection(url: url)
+    try a.exec("BEGIN")
+    let aID = try a.query(Self.insert).int64(0, 0)
+    let b = Self.insertOnThread(url)
+    for _ in 0..<6000 where b.id.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
+    let bID = try #require(b.id.withLock { $0 }, "b's insert did not finish while a was open")
+    return (a, aID, bID, b.done)
+  }
+
   /// Polls until `finished` or some session waits for an advisory lock; returns
   /// whether one waits (a guard against hanging, not a timing expectation).
   private static func untilWaitingOnTheLock(_ watcher: PostgresConnection, finished: () -> Bool) async throws -> Bool {
@@ -88,14 +103,8 @@ struct PostgresChangeOrderTests {
     try await PostgresTestServer.withDatabase { url in
       let store = try PostgresStore(url: url)
       let parsed = try PostgresURL(url)
-      let a = try PostgresConnection(url: parsed)
-      try a.exec("BEGIN")
-      let aID = try a.query(Self.insert).int64(0, 0)
-      // A later id, committed while a's lower one is not yet.
-      let b = Self.insertOnThread(parsed)
+      let (a, aID, bID, bDone) = try await Self.lowerOpenHigherCommitted(parsed)
       let watcher = try PostgresConnection(url: parsed)
-      for _ in 0..<6000 where b.id.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
-      let bID = try #require(b.id.withLock { $0 }, "b's insert did not finish while a was open")
       let read = Locked<[Int64]?>(nil)
       let reading = Task {
         let ids = try await reader.read(store)
@@ -104,7 +113,7 @@ struct PostgresChangeOrderTests {
       let waited = try await Self.untilWaitingOnTheLock(watcher) { read.withLock { $0 } != nil }
       try a.exec("COMMIT")
       try await reading.value
-      b.done.wait()
+      bDone.wait()
       #expect(waited, "the read did not wait for a's transaction")
       #expect(read.withLock { $0 } == [aID, bID], "read \(read.withLock { $0 } ?? []) while \(aID) was uncommitted")
       try await store.close()
@@ -138,13 +147,8 @@ struct PostgresChangeOrderTests {
     try await PostgresTestServer.withDatabase { url in
       let store = try PostgresStore(url: url)
       let parsed = try PostgresURL(url)
-      let a = try PostgresConnection(url: parsed)
-      try a.exec("BEGIN")
-      let aID = try a.query(Self.insert).int64(0, 0)
-      // A later id, committed while a's lower one is not yet; both are old.
-      let b = Self.insertOnThread(parsed)
-      for _ in 0..<6000 where b.id.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
-      let bID = try #require(b.id.withLock { $0 }, "b's insert did not finish while a was open")
+      // Both changes are old.
+      let (a, aID, bID, _) = try await Self.lowerOpenHigherCommitted(parsed)
       let dropped = Locked<Int?>(nil)
       let pruning = Task {
         let count = try await store.pruneHistory(["s": HistoryRetention(maxAge: .seconds(60))], now: Date())

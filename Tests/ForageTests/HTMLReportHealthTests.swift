@@ -77,6 +77,16 @@ import ForageTestSupport
     }
   }
 
+  /// The one instant of `launchAtOneInstant`.
+  static let instant = Date(timeIntervalSince1970: 1_700_000_000)
+
+  /// One launch of `config` on a virtual clock that does not move: every
+  /// crawl completes at the same instant.
+  static func launchAtOneInstant(_ config: ForageConfig, _ store: SQLiteStore) async throws {
+    _ = try await Job(config: config, store: store, transport: Engine.defaultTransport(), now: { instant })
+      .run(budget: .seconds(20))
+  }
+
   /// The x of `mark`'s start and end lines.
   func marks(_ mark: ForageHTML.Element) throws -> (start: Double, end: Double) {
     let start = try #require(try mark.select("line.ep-start").first?.attr("x1").flatMap(Double.init))
@@ -91,12 +101,7 @@ import ForageTestSupport
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
     let config = shop.config(receiver)
-    // A virtual clock that does not move: every crawl completes at the same instant.
-    let instant = Date(timeIntervalSince1970: 1_700_000_000)
-    func launch(_ config: ForageConfig) async throws {
-      _ = try await Job(config: config, store: store, transport: Engine.defaultTransport(), now: { instant })
-        .run(budget: .seconds(20))
-    }
+    func launch(_ config: ForageConfig) async throws { try await Self.launchAtOneInstant(config, store) }
     try await launch(config)
     shop.look.withLock { $0 = .renamedContainer }
     try await launch(config)
@@ -126,16 +131,12 @@ import ForageTestSupport
     let dir = TemporaryDirectory()
     let store = try SQLiteStore(path: dir.file("s.sqlite"))
     let config = shop.config(receiver)
-    let instant = Date(timeIntervalSince1970: 1_700_000_000)
-    func launch() async throws {
-      _ = try await Job(config: config, store: store, transport: Engine.defaultTransport(), now: { instant })
-        .run(budget: .seconds(20))
-    }
+    func launch() async throws { try await Self.launchAtOneInstant(config, store) }
     try await launch()
     shop.look.withLock { $0 = .priceMoved }
     try await launch()
     let accepted = try #require(
-      try await store.acceptHeldChanges(source: "shop", router: NotificationRouter(config: config), now: instant))
+      try await store.acceptHeldChanges(source: "shop", router: NotificationRouter(config: config), now: Self.instant))
     shop.look.withLock { $0 = .original }
     try await launch()
     let crawls = try await store.crawlHealth(source: "shop", limit: 10).reversed().map(\.crawl)
