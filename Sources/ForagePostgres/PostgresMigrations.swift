@@ -424,6 +424,13 @@ enum PostgresMigrations {
       END
       $$;
       """),
+    // The first index on (crawl, state, depth, id) is read by nothing since
+    // pg5 (the claim reads `frontier_queued`, the completion the partial
+    // indexes of queued and claimed entries, counts by state a crawl's
+    // entries through its unique key), and every change of an entry's state
+    // wrote a new entry into it (a state change is never a HOT update, the
+    // partial indexes name the state): three index writes a page.
+    ("pg12-drop-frontier-claim-order", "DROP INDEX IF EXISTS frontier_claim_order;"),
   ]
 
   /// An arbitrary constant naming Forage's migration lock among advisory locks.

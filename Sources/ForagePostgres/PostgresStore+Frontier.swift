@@ -57,13 +57,35 @@ extension PostgresStore {
   ///
   /// - Throws: `StoreError` when a statement fails.
   public func claim(crawl: Int64, limit: Int, lease: Lease) async throws -> [FrontierItem] {
-    guard limit > 0 else { return [] }
+    try await claim(crawl: crawl, limit: limit, lease: lease, withPages: false).items
+  }
+
+  /// ``claim(crawl:limit:lease:)`` and the claimed entries' stored pages in
+  /// the same statement: one round trip where two calls took two (a worker
+  /// far from its database waited for both before it could fetch).
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func claimWithPages(crawl: Int64, limit: Int, lease: Lease) async throws -> ClaimedEntries {
+    try await claim(crawl: crawl, limit: limit, lease: lease, withPages: true)
+  }
+
+  private func claim(crawl: Int64, limit: Int, lease: Lease, withPages: Bool) async throws -> ClaimedEntries {
+    guard limit > 0 else { return ClaimedEntries(items: [], pages: [:]) }
     let owner = lease.owner
     let length = PostgresLease.length(lease)
     let leaseNow = leaseNow(lease.at)
+    // The pages by their key, one row each, whatever the statistics say
+    // (as `pagesLookupSQL`).
+    let pages =
+      withPages
+      ? """
+        SELECT c.*, p.* FROM claimed c
+        LEFT JOIN LATERAL (
+          SELECT \(Self.pageColumns) FROM pages WHERE fingerprint = c.fingerprint LIMIT 1) AS p ON true
+        """ : "SELECT * FROM claimed"
     // On the second connection: a claim must not wait for a commit. One
     // statement, its own transaction: one round trip.
-    let items = try await side.perform(transaction: false) { db in
+    let claimed = try await side.perform(transaction: false) { db in
       let result = try db.query(
         """
         WITH queued AS (
@@ -73,24 +95,33 @@ extension PostgresStore {
           SELECT id, depth FROM frontier
           WHERE crawl = $1 AND state = 'claimed' AND lease_until <= \(PostgresLease.now("$5"))
           ORDER BY depth, id LIMIT $4 FOR UPDATE SKIP LOCKED
+        ), claimed AS (
+          UPDATE frontier f SET state = 'claimed', owner = $2, lease_until = \(PostgresLease.now("$5")) + $3
+          WHERE f.id = ANY (ARRAY(
+            SELECT id FROM (SELECT id, depth FROM queued UNION ALL SELECT id, depth FROM expired) picked
+            ORDER BY depth, id LIMIT $4))
+          RETURNING f.id, f.url, f.fingerprint, f.depth, f.attempts, f.lastmod
         )
-        UPDATE frontier f SET state = 'claimed', owner = $2, lease_until = \(PostgresLease.now("$5")) + $3
-        WHERE f.id = ANY (ARRAY(
-          SELECT id FROM (SELECT id, depth FROM queued UNION ALL SELECT id, depth FROM expired) picked
-          ORDER BY depth, id LIMIT $4))
-        RETURNING f.id, f.url, f.fingerprint, f.depth, f.attempts, f.lastmod
+        \(pages)
         """,
         [.int(crawl), .text(owner), length, .int(limit), leaseNow])
-      return result.rows {
-        FrontierItem(
-          id: result.int64($0, 0), crawl: crawl, url: result.string($0, 1), fingerprint: result.uint64($0, 2),
-          depth: result.int($0, 3), attempts: result.int($0, 4), lastModified: result.optionalDate($0, 5))
+      var items: [FrontierItem] = []
+      var found: [UInt64: PageRecord] = [:]
+      for row in 0..<result.count {
+        items.append(
+          FrontierItem(
+            id: result.int64(row, 0), crawl: crawl, url: result.string(row, 1), fingerprint: result.uint64(row, 2),
+            depth: result.int(row, 3), attempts: result.int(row, 4), lastModified: result.optionalDate(row, 5)))
+        if withPages && !result.isNull(row, 6) {
+          let page = Self.page(result, row, offset: 6)
+          found[page.fingerprint] = page
+        }
       }
+      return ClaimedEntries(items: items, pages: found)
     }
-    for item in items { owners[item.id] = owner }
-    return items.sorted { ($0.depth, $0.id) < ($1.depth, $1.id) }
+    for item in claimed.items { owners[item.id] = owner }
+    return ClaimedEntries(items: claimed.items.sorted { ($0.depth, $0.id) < ($1.depth, $1.id) }, pages: claimed.pages)
   }
-
 
   // MARK: Completion and counts
 

@@ -620,13 +620,14 @@ extension PostgresStore {
 
   static let pageColumns = "fingerprint, url, status, etag, last_modified, content_hash, fetched_at, links, encoding, record_count"
 
-  static func page(_ r: PostgresResult, _ row: Int) -> PageRecord {
-    let url = r.string(row, 1)
+  /// The page of `row` whose ``pageColumns`` start at column `offset`.
+  static func page(_ r: PostgresResult, _ row: Int, offset o: Int = 0) -> PageRecord {
+    let url = r.string(row, o + 1)
     return PageRecord(
-      url: url, fingerprint: r.uint64(row, 0), status: r.int(row, 2), etag: r.optionalString(row, 3),
-      lastModified: r.optionalString(row, 4), contentHash: r.optionalUInt64(row, 5), fetchedAt: r.date(row, 6),
-      links: LinkList.decode(r.string(row, 7), pageURL: url), encoding: r.optionalString(row, 8),
-      recordCount: r.int(row, 9))
+      url: url, fingerprint: r.uint64(row, o), status: r.int(row, o + 2), etag: r.optionalString(row, o + 3),
+      lastModified: r.optionalString(row, o + 4), contentHash: r.optionalUInt64(row, o + 5),
+      fetchedAt: r.date(row, o + 6), links: LinkList.decode(r.string(row, o + 7), pageURL: url),
+      encoding: r.optionalString(row, o + 8), recordCount: r.int(row, o + 9))
   }
 
   /// The last stored fetch of the page with this fingerprint, or nil.

@@ -21,6 +21,27 @@ public protocol Store: FrontierStore, RecordStore, OutboxStore, RunStore, Polite
   /// SQLite the WAL is checkpointed into the database file and removed, so
   /// the file alone is a complete copy. A process that exits cleanly calls it.
   func close() async throws
+
+  /// ``FrontierStore/claim(crawl:limit:lease:)`` and the stored pages of
+  /// what it claimed (``RecordStore/pages(fingerprints:)``), which a launch
+  /// needs before it fetches (for conditional requests). A store whose
+  /// calls cross a network answers both in one round trip.
+  func claimWithPages(crawl: Int64, limit: Int, lease: Lease) async throws -> ClaimedEntries
+}
+
+/// Frontier entries just claimed, with the last stored fetch of each page
+/// that was fetched before.
+public struct ClaimedEntries: Sendable {
+  /// The entries, lowest depth first, then in discovery order.
+  public var items: [FrontierItem]
+  /// The stored pages among the entries', by fingerprint.
+  public var pages: [UInt64: PageRecord]
+
+  /// Entries and their stored pages.
+  public init(items: [FrontierItem], pages: [UInt64: PageRecord]) {
+    self.items = items
+    self.pages = pages
+  }
 }
 
 /// An origin's robots.txt answer as the store keeps it, so that later
@@ -334,6 +355,13 @@ public struct CrawlCompletion: Sendable, Hashable {
 extension Store {
   /// A store of one process (SQLite): leases last a whole launch.
   public var isShared: Bool { false }
+
+  /// Claims, then reads the claimed entries' stored pages: two calls.
+  public func claimWithPages(crawl: Int64, limit: Int, lease: Lease) async throws -> ClaimedEntries {
+    let items = try await claim(crawl: crawl, limit: limit, lease: lease)
+    let pages = items.isEmpty ? [:] : try await pages(fingerprints: items.map(\.fingerprint))
+    return ClaimedEntries(items: items, pages: pages)
+  }
 
   /// A store of one process keeps politeness in the process: it gives
   /// `count` tickets, numbered from 0, at once, and keeps none.

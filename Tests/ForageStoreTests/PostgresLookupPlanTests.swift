@@ -28,6 +28,33 @@ struct PostgresLookupPlanTests {
     return (0..<plan.count).map { plan.string($0, 0) }.joined(separator: "\n")
   }
 
+  /// pg12 drops the index of (crawl, state, depth, id) that nothing read
+  /// and every state change wrote; a store from before loses it on upgrade,
+  /// and its crawls still claim, count and complete.
+  @Test func test_issue27_anUpgradedStore_losesTheClaimOrderIndex_andStillClaimsAndCompletes() async throws {
+    try await PostgresTestServer.withDatabase { url in
+      try PostgresStoreReadingTests.migrate(url, through: "pg11-change-order-shared")
+      func indexes() throws -> [String] {
+        let db = try PostgresConnection(url: try PostgresURL(url))
+        defer { db.close() }
+        let r = try db.query("SELECT indexname::text FROM pg_indexes WHERE tablename = 'frontier' ORDER BY 1")
+        return r.rows { r.string($0, 0) }
+      }
+      #expect(try indexes().contains("frontier_claim_order"))
+      let store = try PostgresStore(url: url, leaseClock: .caller)
+      #expect(try !indexes().contains("frontier_claim_order"))
+      #expect(try indexes().contains("frontier_queued"))
+      let crawl = try await store.openCrawl(source: "s", seeds: [seed(1), seed(2)], now: t0)
+      let items = try await claimFrontier(store, crawl.id, limit: 1)
+      #expect(try await store.frontierCounts(crawl: crawl.id) == FrontierCounts(queued: 1, claimed: 1))
+      try await commitPages(store, [pageCommit(items[0])])
+      #expect(try await !store.completeCrawlIfExhausted(crawl.id, now: t0 + 1))
+      try await commitPages(store, [pageCommit(try await claimFrontier(store, crawl.id, limit: 1)[0])])
+      #expect(try await store.completeCrawlIfExhausted(crawl.id, now: t0 + 2))
+      try await store.close()
+    }
+  }
+
   @Test func test_issue27_theFrontiersLinkLookup_probesTheKey_inAPlanMadeWhileTheTableIsSmall() async throws {
     try await PostgresTestServer.withDatabase { url in
       let store = try PostgresStore(url: url)

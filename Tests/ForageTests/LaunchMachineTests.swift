@@ -239,6 +239,20 @@ import ForageStore
     #expect(actions.contains { if case .wait(.commitInterval) = $0 { true } else { false } })
   }
 
+  /// The next claim goes out as soon as less than a whole claim is ready,
+  /// so that it is back before the queue runs dry (a far database's round
+  /// trip starved the fetches when it went out at half a claim).
+  @Test func test_issue27_aClaimGoesOutAhead_whenLessThanAClaimIsReady() {
+    var m = Machine(lanes: [.init(cap: 2, claimSize: 8)], concurrency: 2, commitBatch: 100)
+    _ = m.start()
+    // Ten claimed, two started: eight ready, a whole claim; none goes out.
+    let first = m.handle(.claimed(lane: 0, items: Self.items(0, 1...10), generation: 0))
+    #expect(Self.fetches(first).count == 2 && Self.claims(first).isEmpty)
+    // One more started: seven ready, less than a claim: the next one goes out, once.
+    #expect(Self.claims(m.handle(.fetched(lane: 0, page: "a"))) == [0])
+    #expect(Self.claims(m.handle(.fetched(lane: 0, page: "b"))).isEmpty)
+  }
+
   @Test func test_issue28_phases_startCrawlFinishAndEnd() {
     var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 10)
     #expect(m.phase == .starting)
@@ -286,8 +300,9 @@ import ForageStore
   @Test func test_issue28_cancellationMidCrawl_stopsAsTheDeadline_andCommitsWhatCameBack() {
     var m = Machine(lanes: [.init(cap: 3), .init(cap: 3)], concurrency: 4, commitBatch: 100)
     _ = m.start()
-    _ = m.handle(.claimed(lane: 0, items: Self.items(0, 1...20), generation: 0))
-    _ = m.handle(.claimed(lane: 1, items: Self.items(1, 1...20), generation: 0))
+    // Enough claimed that no claim goes out ahead.
+    _ = m.handle(.claimed(lane: 0, items: Self.items(0, 1...40), generation: 0))
+    _ = m.handle(.claimed(lane: 1, items: Self.items(1, 1...40), generation: 0))
     _ = m.handle(.fetched(lane: 0, page: "a"))  // its slot goes to lane 1
     #expect(m.fetching == 4 && m.lanes[0].fetching == 2)
     let cancelled = m.handle(.cancelled)

@@ -237,6 +237,8 @@ package final class Job: Sendable {
     enum Outcome: Sendable {
       case event(LaunchMachine<ProcessedPage>.Event)
       case claimed(lane: Int, items: [FrontierItem], pages: [UInt64: PageRecord], generation: Int, fleet: FrontierCounts?)
+      /// The run's row has the totals of a report.
+      case reported
     }
 
     let renewal = shared ? Task { await renewClaims(for: leaseLength) } : nil
@@ -257,6 +259,21 @@ package final class Job: Sendable {
         }
       }
       var previous: [UInt64: PageRecord] = [:]
+      // The run's row keeps its totals as commits land: a run whose process
+      // is killed is listed with what it committed. One write at a time, off
+      // the loop (waiting for it held up every fetch start for a round trip
+      // after each commit); reports meanwhile write once, with the newest
+      // totals, when it is done. A failure costs only that listing.
+      var reporting = false
+      var reportAgain = false
+      func report() {
+        let totals = machine.tally.totals
+        reporting = true
+        group.addTask {
+          try? await self.store.recordRunProgress(run, summary: totals)
+          return .reported
+        }
+      }
       var actions = machine.start()
       while true {
         var next = 0
@@ -267,12 +284,12 @@ package final class Job: Sendable {
           case .claim(let lane, let limit, let generation):
             let crawl = crawls[lane].id
             group.addTask {
-              let items = try await self.claim(crawl: crawl, limit: limit, for: leaseLength)
+              let claimed = try await self.claim(crawl: crawl, limit: limit, for: leaseLength)
               // A fleet's empty claim says how the others stand: the machine
               // decides whether to wait for them.
-              let fleet = shared && items.isEmpty ? try await self.store.frontierCounts(crawl: crawl) : nil
-              let pages = items.isEmpty ? [:] : try await self.store.pages(fingerprints: items.map(\.fingerprint))
-              return .claimed(lane: lane, items: items, pages: pages, generation: generation, fleet: fleet)
+              let fleet = shared && claimed.items.isEmpty ? try await self.store.frontierCounts(crawl: crawl) : nil
+              return .claimed(
+                lane: lane, items: claimed.items, pages: claimed.pages, generation: generation, fleet: fleet)
             }
           case .fetch(let lane, let item):
             let context = contexts[lane]
@@ -307,10 +324,7 @@ package final class Job: Sendable {
             // later commits of the cancelled pages still run.
             group.cancelAll()
           case .report:
-            // The run's row keeps its totals as commits land: a run whose
-            // process is killed is listed with what it committed. A failure
-            // here costs only that listing, never the crawl.
-            try? await store.recordRunProgress(run, summary: machine.tally.totals)
+            if reporting { reportAgain = true } else { report() }
             progress?(machine.tally.totals)
           case .wakeDelivery:
             delivery?.wake()
@@ -332,6 +346,12 @@ package final class Job: Sendable {
         case .claimed(let lane, let items, let pages, let generation, let fleet):
           for (fingerprint, page) in pages { previous[fingerprint] = page }
           actions += machine.handle(.claimed(lane: lane, items: items, generation: generation, fleet: fleet))
+        case .reported:
+          reporting = false
+          if reportAgain {
+            reportAgain = false
+            report()
+          }
         }
       }
     }
@@ -345,9 +365,10 @@ package final class Job: Sendable {
 
   // MARK: The store's side of a launch (one call each)
 
-  /// Claims up to `limit` entries of `crawl` for this job, leased for `length`.
-  private func claim(crawl: Int64, limit: Int, for length: Duration) async throws -> [FrontierItem] {
-    try await store.claim(crawl: crawl, limit: limit, lease: Lease(owner: owner, for: length, at: now()))
+  /// Claims up to `limit` entries of `crawl` for this job, leased for
+  /// `length`, with their stored pages.
+  private func claim(crawl: Int64, limit: Int, for length: Duration) async throws -> ClaimedEntries {
+    try await store.claimWithPages(crawl: crawl, limit: limit, lease: Lease(owner: owner, for: length, at: now()))
   }
 
   /// Renews this job's claims every ``EngineDefaults/fleetLeaseRenewal`` until

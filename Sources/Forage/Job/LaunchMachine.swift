@@ -429,12 +429,13 @@ struct LaunchMachine<Page: LaunchPage> {
         lastServed = lane
         actions.append(.fetch(lane: lane, item: item))
       }
-      // Claim ahead, before a source's queue runs dry: when half a claim is
-      // left. A claim waits for the commit before it in the store, and the
-      // queue must last until then, or the fetches stall.
+      // Claim ahead, before a source's queue runs dry: as soon as less than
+      // a claim is left, so that the next one is on its way while this one
+      // is fetched. The queue must last until it is back (a round trip to
+      // the store, and any commit before it there), or the fetches stall.
       for i in lanes.indices {
         let lane = lanes[i]
-        if lane.frontier == .open && lane.ready < max(lane.cap, lane.claimSize / 2) {
+        if lane.frontier == .open && lane.ready < max(lane.cap, lane.claimSize) {
           lanes[i].frontier = .claiming
           actions.append(.claim(lane: i, limit: lane.claimSize, generation: commits))
         }

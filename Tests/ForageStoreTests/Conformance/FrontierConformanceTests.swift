@@ -98,6 +98,33 @@ import Testing
     }
   }
 
+  /// A claim with its pages claims as `claim` does and brings the stored
+  /// page of each entry fetched before, whole; entries never fetched have none.
+  @Test(arguments: StoreKind.all) func test_claimWithPages_claimsInOrder_andBringsTheStoredPages(_ kind: StoreKind) async throws {
+    try await withStore(kind) { store in
+      let first = try await store.openCrawl(source: "s", seeds: [seed(1), seed(2)], now: t0)
+      let fetched = try await claimFrontier(store, first.id, limit: 2)
+      let page = PageRecord(
+        url: fetched[1].url, fingerprint: fetched[1].fingerprint, status: 200, etag: "\"v1\"",
+        lastModified: "Tue, 01 Dec 2026 10:00:00 GMT", contentHash: 42, fetchedAt: t0,
+        links: ["https://example.com/3"], encoding: "utf-8", recordCount: 2)
+      try await commitPages(store, [pageCommit(fetched[0]), pageCommit(fetched[1], page: page)])
+      #expect(try await store.completeCrawlIfExhausted(first.id, now: t0 + 1))
+
+      let next = try await store.openCrawl(source: "s", seeds: [seed(3, depth: 1), seed(2), seed(1)], now: t0 + 2)
+      let claimed = try await store.claimWithPages(crawl: next.id, limit: 2, lease: makeLease("a", 60, at: t0 + 2))
+      #expect(claimed.items.map(\.url) == ["https://example.com/2", "https://example.com/1"])
+      #expect(claimed.items.allSatisfy { $0.crawl == next.id })
+      #expect(claimed.pages == [page.fingerprint: page])
+      #expect(try await store.frontierCounts(crawl: next.id) == FrontierCounts(queued: 1, claimed: 2))
+      // The rest: an entry never fetched, no page.
+      let rest = try await store.claimWithPages(crawl: next.id, limit: 5, lease: makeLease("b", 60, at: t0 + 2))
+      #expect(rest.items.map(\.url) == ["https://example.com/3"] && rest.pages.isEmpty)
+      let none = try await store.claimWithPages(crawl: next.id, limit: 5, lease: makeLease("c", 60, at: t0 + 2))
+      #expect(none.items.isEmpty && none.pages.isEmpty)
+    }
+  }
+
   @Test(arguments: StoreKind.all) func test_claim_zeroLimitClaimsNothing(_ kind: StoreKind) async throws {
     try await withStore(kind) { store in
       let crawl = try await store.openCrawl(source: "s", seeds: [seed(1)], now: t0)
