@@ -74,6 +74,45 @@ struct HostTicketPoolTests {
     #expect(await store.held.count == 4)
   }
 
+  /// A pool whose calls that bring nothing are not repeated for `backoff` (at first and at most).
+  func pool(_ store: FakeStore, refusalBackoff backoff: Duration) -> HostTicketPool {
+    HostTicketPool(
+      hold: .seconds(3600), refusalBackoff: backoff, maxRefusalBackoff: backoff,
+      take: { _, concurrency, delay, count, _, returning in
+        await store.take(concurrency: concurrency, delay: delay, count: count, returning: returning)
+      },
+      give: { tickets in await store.give(tickets) })
+  }
+
+  /// A call that brought nothing is not repeated at once: requests meanwhile
+  /// hear "busy" from the pool alone (each asked the store before).
+  @Test func test_issue27_aRefusedCall_isNotRepeatedWhileItsBackoffLasts() async throws {
+    let store = FakeStore()
+    // Another worker holds the host's only slot.
+    let others = await store.take(concurrency: 1, delay: .zero, count: 1, returning: [])
+    let pool = pool(store, refusalBackoff: .seconds(3600))
+    let host = "http://example.com"
+    for _ in 0..<50 { #expect(await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)) == nil) }
+    #expect(await store.takes == 2, "the other worker's call and one refused call; none for the 49 after it")
+    // The slot is free again, but the backoff has an hour to go.
+    await store.give(others)
+    #expect(await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)) == nil)
+    #expect(await store.takes == 2)
+  }
+
+  /// After the backoff, the next request asks the store again and gets the slot freed meanwhile.
+  @Test func test_issue27_afterItsBackoff_aRefusedHostIsAskedAgain() async throws {
+    let store = FakeStore()
+    let others = await store.take(concurrency: 1, delay: .zero, count: 1, returning: [])
+    let pool = pool(store, refusalBackoff: .milliseconds(10))
+    let host = "http://example.com"
+    #expect(await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)) == nil)
+    await store.give(others)
+    try await Task.sleep(for: .milliseconds(50))
+    #expect(await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)) != nil)
+    #expect(await store.takes == 3)
+  }
+
   @Test func test_issue27_requestsStartingTogether_shareOneCallToTheStore() async throws {
     let store = FakeStore()
     // Each call to the store takes a while, so the requests start while it is on its way.

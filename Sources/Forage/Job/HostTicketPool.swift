@@ -13,6 +13,15 @@ import Foundation
 /// With a delay, each start is a ticket of its own, taken from the store
 /// (which spaces the fleet's starts) and given back when its request ends.
 ///
+/// A call that brings nothing (the worker has its fair share, or the host's
+/// slots are all taken) is not repeated for a while: requests meanwhile hear
+/// "busy" without a round trip, `refusalBackoff` after a first refusal,
+/// twice as long after each next one, at most `maxRefusalBackoff` (under a
+/// second, so that the store still counts this worker among the host's
+/// waiters). Each refused request asked again every 20 ms before: with three
+/// workers sharing a host, a call every 20 ms a worker, a tenth of the
+/// server's time.
+///
 /// A killed worker's tickets come back when their lease on the store passes
 /// (the request's lease plus the hold).
 actor HostTicketPool {
@@ -27,6 +36,10 @@ actor HostTicketPool {
   let hold: Duration
   /// How long tickets given back wait for others to share their call.
   let flushDelay: Duration
+  /// How long after a call that brought nothing the next one waits, at first.
+  let refusalBackoff: Duration
+  /// The longest wait after calls that brought nothing.
+  let maxRefusalBackoff: Duration
   private let takeFromStore: Take
   private let giveToStore: Give
   private let clock = ContinuousClock()
@@ -45,6 +58,9 @@ actor HostTicketPool {
     var calling = false
     /// Requests waiting for that call's tickets.
     var waiting: [CheckedContinuation<Void, Never>] = []
+    /// Calls in a row that brought nothing, and until when the next one waits.
+    var refusals = 0
+    var refusedUntil: ContinuousClock.Instant?
   }
 
   /// Ends a call to the store: the requests that waited for it look at the free tickets.
@@ -57,9 +73,15 @@ actor HostTicketPool {
     for continuation in waiting { continuation.resume() }
   }
 
-  init(hold: Duration = .seconds(2), flushDelay: Duration = .milliseconds(100), take: @escaping Take, give: @escaping Give) {
+  init(
+    hold: Duration = .seconds(2), flushDelay: Duration = .milliseconds(100),
+    refusalBackoff: Duration = .milliseconds(20), maxRefusalBackoff: Duration = .milliseconds(640),
+    take: @escaping Take, give: @escaping Give
+  ) {
     self.hold = hold
     self.flushDelay = flushDelay
+    self.refusalBackoff = refusalBackoff
+    self.maxRefusalBackoff = maxRefusalBackoff
     self.takeFromStore = take
     self.giveToStore = give
   }
@@ -81,6 +103,11 @@ actor HostTicketPool {
       hosts[host] = entry
       return ticket.id
     }
+    // Refused a moment ago: busy, without asking again yet.
+    if delay == .zero, let until = entry.refusedUntil, now < until {
+      hosts[host] = entry
+      return nil
+    }
     let count = delay == .zero ? max(1, concurrency - entry.inUse.count) : 1
     let returning = entry.returning
     entry.returning = []
@@ -92,7 +119,12 @@ actor HostTicketPool {
       hosts[host, default: Host()].returning += returning
       return nil
     }
-    guard let first = granted.first else { return nil }
+    guard let first = granted.first else {
+      if delay == .zero { refused(host, at: now) }
+      return nil
+    }
+    hosts[host, default: Host()].refusals = 0
+    hosts[host, default: Host()].refusedUntil = nil
     // A ticket with a delay is one start: it is never reused.
     let holdUntil = delay == .zero ? now + hold : now
     hosts[host, default: Host()].inUse[first] = holdUntil
@@ -104,6 +136,17 @@ actor HostTicketPool {
       }
     }
     return first
+  }
+
+  /// Notes a call for `host`, made at `now`, that brought nothing: the next
+  /// one waits, longer after each refusal in a row.
+  private func refused(_ host: String, at now: ContinuousClock.Instant) {
+    var entry = hosts[host] ?? Host()
+    var wait = refusalBackoff
+    for _ in 0..<entry.refusals where wait < maxRefusalBackoff { wait *= 2 }
+    entry.refusals += 1
+    entry.refusedUntil = now + min(wait, maxRefusalBackoff)
+    hosts[host] = entry
   }
 
   /// Ends a request's use of `ticket`: kept for the next request while its

@@ -226,7 +226,7 @@ package final class Job: Sendable {
       // own); a fleet's workers claim little at a time, so that the last
       // URLs of a crawl are shared among them.
       let cap = min(settings.concurrency, concurrency)
-      lanes.append(.init(cap: cap, critical: s.critical, claimSize: shared ? nil : max(cap * 32, 64)))
+      lanes.append(.init(cap: cap, critical: s.critical, claimSize: shared ? max(cap * 8, 64) : max(cap * 32, 64)))
     }
     var machine = LaunchMachine<ProcessedPage>(
       lanes: lanes, concurrency: concurrency, commitBatch: EngineDefaults.commitBatch, tally: tally)
