@@ -239,11 +239,12 @@ import ForageStore
     #expect(actions.contains { if case .wait(.commitInterval) = $0 { true } else { false } })
   }
 
-  /// The next claim goes out as soon as less than a whole claim is ready,
-  /// so that it is back before the queue runs dry (a far database's round
-  /// trip starved the fetches when it went out at half a claim).
-  @Test func test_issue27_aClaimGoesOutAhead_whenLessThanAClaimIsReady() {
-    var m = Machine(lanes: [.init(cap: 2, claimSize: 8)], concurrency: 2, commitBatch: 100)
+  /// A fleet's lane sends its next claim as soon as less than a whole claim
+  /// is ready, so that it is back before the queue runs dry (a far
+  /// database's round trip starved the fetches when it went out at half a
+  /// claim, as one process's lanes still do).
+  @Test func test_issue27_aClaimGoesOutAhead_whenLessThanItsClaimAheadIsReady() {
+    var m = Machine(lanes: [.init(cap: 2, claimSize: 8, claimAhead: 8)], concurrency: 2, commitBatch: 100)
     _ = m.start()
     // Ten claimed, two started: eight ready, a whole claim; none goes out.
     let first = m.handle(.claimed(lane: 0, items: Self.items(0, 1...10), generation: 0))
@@ -251,6 +252,11 @@ import ForageStore
     // One more started: seven ready, less than a claim: the next one goes out, once.
     #expect(Self.claims(m.handle(.fetched(lane: 0, page: "a"))) == [0])
     #expect(Self.claims(m.handle(.fetched(lane: 0, page: "b"))).isEmpty)
+    // By default, at half a claim: four of eight ready is not yet below it.
+    var half = Machine(lanes: [.init(cap: 2, claimSize: 8)], concurrency: 2, commitBatch: 100)
+    _ = half.start()
+    #expect(Self.claims(half.handle(.claimed(lane: 0, items: Self.items(0, 1...6), generation: 0))).isEmpty)
+    #expect(Self.claims(half.handle(.fetched(lane: 0, page: "a"))) == [0])
   }
 
   @Test func test_issue28_phases_startCrawlFinishAndEnd() {

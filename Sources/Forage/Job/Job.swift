@@ -223,10 +223,15 @@ package final class Job: Sendable {
           downloads: s.download ? Downloads(store: store, fetcher: fetcher, fetch: settings) : nil,
           downloadsDirectory: config.directory))
       // One process claims far ahead (each claim is a transaction of its
-      // own); a fleet's workers claim little at a time, so that the last
-      // URLs of a crawl are shared among them.
+      // own), the next claim at half a claim left. A fleet's workers claim
+      // less at a time, so that the last URLs of a crawl are shared among
+      // them, and the next claim as soon as less than a claim is left: it
+      // takes a round trip, and a worker far from its database starved
+      // waiting for it when it went out at half a claim.
       let cap = min(settings.concurrency, concurrency)
-      lanes.append(.init(cap: cap, critical: s.critical, claimSize: shared ? max(cap * 8, 64) : max(cap * 32, 64)))
+      let claimSize = shared ? max(cap * 8, 64) : max(cap * 32, 64)
+      lanes.append(
+        .init(cap: cap, critical: s.critical, claimSize: claimSize, claimAhead: shared ? claimSize : claimSize / 2))
     }
     var machine = LaunchMachine<ProcessedPage>(
       lanes: lanes, concurrency: concurrency, commitBatch: EngineDefaults.commitBatch, tally: tally)

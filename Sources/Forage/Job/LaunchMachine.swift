@@ -114,6 +114,9 @@ struct LaunchMachine<Page: LaunchPage> {
     var critical = false
     /// How many frontier entries one claim asks for.
     var claimSize: Int
+    /// The next claim goes out when fewer entries than this are ready (and
+    /// no fewer than `cap`).
+    var claimAhead: Int
 
     /// Claimed and not started, oldest first from `head`.
     var queue: [FrontierItem] = []
@@ -131,10 +134,14 @@ struct LaunchMachine<Page: LaunchPage> {
     /// the queue for a later launch and is not fetched again now.
     var attempted: Set<Int64> = []
 
-    init(cap: Int, critical: Bool = false, claimSize: Int? = nil) {
+    /// A lane of at most `cap` fetches at once, claiming `claimSize` entries
+    /// at a time (4 × `cap`, at least 32, by default), the next claim going
+    /// out when fewer than `claimAhead` are ready (half a claim by default).
+    init(cap: Int, critical: Bool = false, claimSize: Int? = nil, claimAhead: Int? = nil) {
       self.cap = max(1, cap)
       self.critical = critical
       self.claimSize = claimSize ?? max(self.cap * 4, 32)
+      self.claimAhead = claimAhead ?? self.claimSize / 2
     }
 
     /// Claimed entries not yet started.
@@ -429,13 +436,12 @@ struct LaunchMachine<Page: LaunchPage> {
         lastServed = lane
         actions.append(.fetch(lane: lane, item: item))
       }
-      // Claim ahead, before a source's queue runs dry: as soon as less than
-      // a claim is left, so that the next one is on its way while this one
-      // is fetched. The queue must last until it is back (a round trip to
-      // the store, and any commit before it there), or the fetches stall.
+      // Claim ahead, before a source's queue runs dry (`claimAhead`). The
+      // queue must last until the claim is back (a round trip to the store,
+      // and any commit before it there), or the fetches stall.
       for i in lanes.indices {
         let lane = lanes[i]
-        if lane.frontier == .open && lane.ready < max(lane.cap, lane.claimSize) {
+        if lane.frontier == .open && lane.ready < max(lane.cap, lane.claimAhead) {
           lanes[i].frontier = .claiming
           actions.append(.claim(lane: i, limit: lane.claimSize, generation: commits))
         }
