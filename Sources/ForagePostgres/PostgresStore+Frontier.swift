@@ -174,6 +174,25 @@ extension PostgresStore {
     return completion
   }
 
+  /// How many entries of `crawl` are queued and claimed: two counts of the
+  /// partial indexes of those entries (`frontier_queued`,
+  /// `frontier_claimed_by_lease`), where ``frontierCounts(crawl:)`` reads
+  /// every entry of the crawl (6 ms at 10,000 entries against 0.1, asked by
+  /// each worker of a fleet whose claim came back empty).
+  ///
+  /// - Throws: `StoreError` when a statement fails.
+  public func pendingCounts(crawl: Int64) async throws -> FrontierCounts {
+    // On the second connection, as claims (see `frontierCounts`).
+    try await side.perform(transaction: false) { db in
+      let result = try db.query(
+        """
+        SELECT (SELECT count(*) FROM frontier WHERE crawl = $1 AND state = 'queued'),
+          (SELECT count(*) FROM frontier WHERE crawl = $1 AND state = 'claimed')
+        """, [.int(crawl)])
+      return FrontierCounts(queued: result.int(0, 0), claimed: result.int(0, 1))
+    }
+  }
+
   /// How many entries of `crawl` are in each state.
   ///
   /// - Throws: `StoreError` when a statement fails.

@@ -22,6 +22,20 @@ public protocol FrontierStore: AnyObject, Sendable {
 
   /// Frontier counts of a crawl by state.
   func frontierCounts(crawl: Int64) async throws -> FrontierCounts
+
+  /// How many entries of a crawl are queued and claimed (done and failed
+  /// are left zero): what a fleet's worker asks each time its claim comes
+  /// back empty. A store may count them from its indexes of those entries
+  /// alone, without reading the crawl's fetched ones.
+  func pendingCounts(crawl: Int64) async throws -> FrontierCounts
+}
+
+extension FrontierStore {
+  /// The queued and claimed figures of ``frontierCounts(crawl:)``.
+  public func pendingCounts(crawl: Int64) async throws -> FrontierCounts {
+    let counts = try await frontierCounts(crawl: crawl)
+    return FrontierCounts(queued: counts.queued, claimed: counts.claimed)
+  }
 }
 
 /// Pages, records and their changes: what commits write and what readers list.

@@ -292,7 +292,7 @@ package final class Job: Sendable {
               let claimed = try await self.claim(crawl: crawl, limit: limit, for: leaseLength)
               // A fleet's empty claim says how the others stand: the machine
               // decides whether to wait for them.
-              let fleet = shared && claimed.items.isEmpty ? try await self.store.frontierCounts(crawl: crawl) : nil
+              let fleet = shared && claimed.items.isEmpty ? try await self.store.pendingCounts(crawl: crawl) : nil
               return .claimed(
                 lane: lane, items: claimed.items, pages: claimed.pages, generation: generation, fleet: fleet)
             }

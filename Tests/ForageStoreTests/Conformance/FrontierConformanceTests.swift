@@ -336,6 +336,12 @@ import Testing
       let counts = try await store.frontierCounts(crawl: crawl.id)
       #expect(counts == FrontierCounts(queued: 1, claimed: 2, done: 1, failed: 1))
       #expect(counts.total == 5)
+      // The pending ones alone: queued and claimed, of this crawl only.
+      #expect(try await store.pendingCounts(crawl: crawl.id) == FrontierCounts(queued: 1, claimed: 2))
+      // Released claims are queued again.
+      try await releaseFrontier(store, owner: nil)
+      #expect(try await store.pendingCounts(crawl: crawl.id) == FrontierCounts(queued: 3))
+      #expect(try await store.pendingCounts(crawl: 999_999) == FrontierCounts())
     }
   }
 
