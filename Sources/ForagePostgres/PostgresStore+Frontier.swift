@@ -61,8 +61,9 @@ extension PostgresStore {
   }
 
   /// ``claim(crawl:limit:lease:)`` and the claimed entries' stored pages in
-  /// the same statement: one round trip where two calls took two (a worker
-  /// far from its database waited for both before it could fetch).
+  /// the same statement: one round trip, where a claim and then a lookup of
+  /// its pages took two (a worker far from its database waited for both
+  /// before it could fetch).
   ///
   /// - Throws: `StoreError` when a statement fails.
   public func claimWithPages(crawl: Int64, limit: Int, lease: Lease) async throws -> ClaimedEntries {

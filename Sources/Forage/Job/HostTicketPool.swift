@@ -18,9 +18,9 @@ import Foundation
 /// "busy" without a round trip, `refusalBackoff` after a first refusal,
 /// twice as long after each next one, at most `maxRefusalBackoff` (under a
 /// second, so that the store still counts this worker among the host's
-/// waiters). Each refused request asked again every 20 ms before: with three
-/// workers sharing a host, a call every 20 ms a worker, a tenth of the
-/// server's time.
+/// waiters). Before, each refused request asked again every 20 ms: with
+/// three workers sharing a host, a call every 20 ms a worker, a sixth of the
+/// server's statement time in the fleet benchmark.
 ///
 /// A killed worker's tickets come back when their lease on the store passes
 /// (the request's lease plus the hold).
