@@ -75,15 +75,10 @@ extension PostgresStore {
     let owner = lease.owner
     let length = PostgresLease.length(lease)
     let leaseNow = leaseNow(lease.at)
-    // The pages by their key, one row each, whatever the statistics say
-    // (as `pagesLookupSQL`).
     let pages =
       withPages
-      ? """
-        SELECT c.*, p.* FROM claimed c
-        LEFT JOIN LATERAL (
-          SELECT \(Self.pageColumns) FROM pages WHERE fingerprint = c.fingerprint LIMIT 1) AS p ON true
-        """ : "SELECT * FROM claimed"
+      ? "SELECT c.*, p.* FROM claimed c LEFT JOIN LATERAL \(Self.pageProbe("c.fingerprint")) AS p ON true"
+      : "SELECT * FROM claimed"
     // On the second connection: a claim must not wait for a commit. One
     // statement, its own transaction: one round trip.
     let claimed = try await side.perform(transaction: false) { db in

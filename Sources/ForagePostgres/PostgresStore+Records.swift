@@ -637,12 +637,17 @@ extension PostgresStore {
     try await pages(fingerprints: [fingerprint])[fingerprint]
   }
 
-  /// The stored pages among the fingerprints `$1` (a `bigint[]`): one probe
-  /// of the fingerprint key per fingerprint, whatever the statistics say
-  /// (see `LinkBatch.lookup`).
+  /// The stored page whose fingerprint is `fingerprint` (an SQL expression),
+  /// as a subquery to join `LATERAL`: one probe of the key, whatever the
+  /// statistics say (a subquery with `LIMIT` is not flattened into a join;
+  /// see `LinkBatch.lookup`).
+  static func pageProbe(_ fingerprint: String) -> String {
+    "(SELECT \(pageColumns) FROM pages WHERE fingerprint = \(fingerprint) LIMIT 1)"
+  }
+
+  /// The stored pages among the fingerprints `$1` (a `bigint[]`), a probe each.
   static let pagesLookupSQL = """
-    SELECT p.* FROM unnest($1::bigint[]) AS u (fingerprint)
-    CROSS JOIN LATERAL (SELECT \(pageColumns) FROM pages WHERE fingerprint = u.fingerprint LIMIT 1) AS p
+    SELECT p.* FROM unnest($1::bigint[]) AS u (fingerprint) CROSS JOIN LATERAL \(pageProbe("u.fingerprint")) AS p
     """
 
   /// The stored pages among `fingerprints`, keyed by fingerprint (one query).
