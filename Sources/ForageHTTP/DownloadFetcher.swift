@@ -49,6 +49,7 @@ extension Fetcher {
       switch await acquire(key, settings: settings, deadline: deadline) {
       case .deferred(let reason): return .deferred(reason: reason)
       case .cancelled: return .failed(FetchError.cancelled(host: current.host))
+      case .budgetUnavailable(let error): return .failed(FetchError.budgetUnavailable(host: current.host, error))
       case .acquired: break
       }
       var request = Request(url: current, limits: limits, proxy: settings.proxy)

@@ -91,6 +91,11 @@ extension FetchError {
   static func cancelled(host: String?) -> FetchError {
     FetchError(.cancelled, host: host, "the fetch was cancelled")
   }
+  /// The fleet's ``SharedHostBudget`` could not be asked: its error says why
+  /// (the database's reason), its debug description goes behind `--verbose`.
+  static func budgetUnavailable(host: String?, _ error: any Error) -> FetchError {
+    FetchError(.transport, host: host, "\(error)", detail: String(reflecting: error))
+  }
   static func bodyTooLarge(host: String?, limit: Int) -> FetchError {
     FetchError(
       .bodyTooLarge, host: host,

@@ -312,6 +312,7 @@ public actor Fetcher {
       switch await acquire(key, settings: settings, deadline: deadline) {
       case .deferred(let reason): return .deferred(reason: reason)
       case .cancelled: return .failed(.cancelled(host: url.host))
+      case .budgetUnavailable(let error): return .failed(.budgetUnavailable(host: url.host, error))
       case .acquired: break
       }
       var request = Request(url: url, limits: settings.limits, proxy: settings.proxy)
@@ -423,7 +424,7 @@ public actor Fetcher {
 
   // MARK: Per-host and global slots
 
-  enum Acquired { case acquired, deferred(String), cancelled }
+  enum Acquired { case acquired, deferred(String), cancelled, budgetUnavailable(any Error) }
 
   static func key(_ url: WebURL) -> String? {
     guard url.isHTTP else { return nil }
@@ -482,7 +483,14 @@ public actor Fetcher {
         let lease = settings.limits.timeout + .seconds(5)
         while true {
           let delay = box.slot.delay
-          if let ticket = await hostBudget.take(host: key, concurrency: box.slot.concurrency, delay: delay, lease: lease) {
+          let ticket: Int64?
+          do {
+            ticket = try await hostBudget.take(host: key, concurrency: box.slot.concurrency, delay: delay, lease: lease)
+          } catch {
+            releaseLocal(key, elapsed: .zero, outcome: .abandoned)
+            return .budgetUnavailable(error)
+          }
+          if let ticket {
             tickets[key, default: []].append(ticket)
             return .acquired
           }

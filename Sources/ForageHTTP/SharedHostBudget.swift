@@ -11,7 +11,12 @@ public protocol SharedHostBudget: Sendable {
   /// Takes one of `host`'s `concurrency` request slots when the host's next
   /// start has come, moving that start `delay` later; returns the ticket, or
   /// nil when the host is busy now (ask again shortly).
-  func take(host: String, concurrency: Int, delay: Duration, lease: Duration) async -> Int64?
+  ///
+  /// - Throws: when the budget cannot be asked for a while (its database
+  ///   keeps failing); the request then fails with the error's description
+  ///   as its reason (its `debugDescription` behind `--verbose`), rather
+  ///   than waiting for a deadline it may not have.
+  func take(host: String, concurrency: Int, delay: Duration, lease: Duration) async throws -> Int64?
   /// Gives a ticket back: its request ended.
   func give(host: String, ticket: Int64) async
 }

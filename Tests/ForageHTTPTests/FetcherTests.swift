@@ -156,6 +156,35 @@ extension FetchOutcome {
     #expect(await archive.robotsAnswer(origin: origin)?.verdict == .rules)
   }
 
+  /// A fleet's budget that cannot be asked: its error, in words.
+  struct UnreachableBudget: SharedHostBudget {
+    struct Failure: Error, CustomStringConvertible, CustomDebugStringConvertible {
+      var description: String { "the fleet's store did not hand out request slots: the server refused a statement" }
+      var debugDescription: String { "SQLSTATE XX000: internal detail" }
+    }
+    func take(host: String, concurrency: Int, delay: Duration, lease: Duration) async throws -> Int64? {
+      throw Failure()
+    }
+    func give(host: String, ticket: Int64) async {}
+  }
+
+  /// A request whose fleet budget cannot be asked fails at once with the
+  /// budget's reason (its detail behind --verbose), sending nothing, and
+  /// gives its local slot back: the next request is admitted too.
+  @Test func test_issue27_aFleetBudgetThatCannotBeAsked_failsTheRequestWithItsReason() async throws {
+    let server = try TestServer(routes: ["/page": Route { _ in .text("ok") }])
+    defer { server.stop() }
+    var settings = Self.settings()
+    settings.perHostConcurrency = 1
+    let fetcher = Fetcher(transport: TransportKind.curl.make(), settings: settings, hostBudget: UnreachableBudget())
+    for _ in 0..<3 {
+      let error = try #require(await fetcher.fetch(server.webURL("/page")).error)
+      #expect(error.description.contains("the server refused a statement"), "\(error)")
+      #expect(String(reflecting: error).contains("SQLSTATE XX000"), "\(String(reflecting: error))")
+    }
+    #expect(server.requestCount(path: "/page") == 0)
+  }
+
   @Test func test_robotsArchive_keepsAFailureBriefly() async throws {
     let server = try TestServer(routes: [
       "/robots.txt": Route { _ in TestResponse(status: 503, body: Array("busy".utf8)) },

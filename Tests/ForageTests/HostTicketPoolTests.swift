@@ -61,13 +61,13 @@ struct HostTicketPoolTests {
     // Four requests in flight at once, two hundred in all.
     var inFlight: [Int64] = []
     for _ in 0..<4 {
-      inFlight.append(try #require(await pool.take(host: host, concurrency: 4, delay: .zero, lease: .seconds(30))))
+      inFlight.append(try #require(try await pool.take(host: host, concurrency: 4, delay: .zero, lease: .seconds(30))))
     }
     #expect(Set(inFlight).count == 4)
-    #expect(await pool.take(host: host, concurrency: 4, delay: .zero, lease: .seconds(30)) == nil, "all four in use")
+    #expect(try await pool.take(host: host, concurrency: 4, delay: .zero, lease: .seconds(30)) == nil, "all four in use")
     for round in 0..<196 {
       await pool.give(host: host, ticket: inFlight[round % 4])
-      inFlight[round % 4] = try #require(await pool.take(host: host, concurrency: 4, delay: .zero, lease: .seconds(30)))
+      inFlight[round % 4] = try #require(try await pool.take(host: host, concurrency: 4, delay: .zero, lease: .seconds(30)))
     }
     // One call took the four tickets; the refused fifth request asked once more.
     #expect(await store.takes == 2)
@@ -92,11 +92,11 @@ struct HostTicketPoolTests {
     let others = await store.take(concurrency: 1, delay: .zero, count: 1, returning: [])
     let pool = pool(store, refusalBackoff: .seconds(3600))
     let host = "http://example.com"
-    for _ in 0..<50 { #expect(await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)) == nil) }
+    for _ in 0..<50 { #expect(try await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)) == nil) }
     #expect(await store.takes == 2, "the other worker's call and one refused call; none for the 49 after it")
     // The slot is free again, but the backoff has an hour to go.
     await store.give(others)
-    #expect(await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)) == nil)
+    #expect(try await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)) == nil)
     #expect(await store.takes == 2)
   }
 
@@ -106,11 +106,72 @@ struct HostTicketPoolTests {
     let others = await store.take(concurrency: 1, delay: .zero, count: 1, returning: [])
     let pool = pool(store, refusalBackoff: .milliseconds(10))
     let host = "http://example.com"
-    #expect(await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)) == nil)
+    #expect(try await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)) == nil)
     await store.give(others)
     try await Task.sleep(for: .milliseconds(50))
-    #expect(await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)) != nil)
+    #expect(try await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)) != nil)
     #expect(await store.takes == 3)
+  }
+
+  /// A store whose ticket calls fail while `failing` is true, counting them.
+  actor FailingStore {
+    var failing = true
+    var calls = 0
+    func take() throws -> [Int64] {
+      calls += 1
+      if failing { throw FakeFailure() }
+      return [Int64(calls)]
+    }
+    func recover() { failing = false }
+  }
+
+  struct FakeFailure: Error, CustomStringConvertible {
+    var description: String { "the server refused a statement" }
+  }
+
+  /// A pool on `store` that backs off `backoff` after a failed call and gives up after `limit`.
+  func pool(_ store: FailingStore, backoff: Duration, limit: Duration) -> HostTicketPool {
+    HostTicketPool(
+      hold: .seconds(3600), refusalBackoff: backoff, maxRefusalBackoff: backoff, failureLimit: limit,
+      take: { _, _, _, _, _, _ in try await store.take() }, give: { _ in })
+  }
+
+  /// A failing store is not asked again at once (the refusal backoff), and
+  /// once its calls have failed for the limit, a request hears why instead
+  /// of "busy" (a worker once polled a failing store for ten minutes, silently).
+  @Test func test_issue27_ticketCallsThatKeepFailing_backOff_thenFailTheRequestWithTheStoresReason() async throws {
+    let store = FailingStore()
+    let pool = pool(store, backoff: .milliseconds(40), limit: .milliseconds(300))
+    let host = "http://example.com"
+    let start = ContinuousClock.now
+    var busy = 0
+    var unavailable: HostTicketPool.Unavailable?
+    while unavailable == nil, ContinuousClock.now - start < .seconds(10) {
+      do {
+        #expect(try await pool.take(host: host, concurrency: 4, delay: .zero, lease: .seconds(30)) == nil)
+        busy += 1
+      } catch {
+        unavailable = error
+      }
+      try await Task.sleep(for: .milliseconds(2))
+    }
+    let error = try #require(unavailable, "the requests kept hearing busy from a failing store")
+    #expect(ContinuousClock.now - start >= .milliseconds(300))
+    #expect(error.description.contains("example.com"), "\(error)")
+    #expect(error.description.contains("the server refused a statement"), "\(error)")
+    let calls = await store.calls
+    // Polled every 2 ms for at least 300 ms, the store was asked about once per 40 ms.
+    #expect(busy > 3 * calls, "\(busy) requests heard busy, \(calls) calls to the store")
+    #expect(calls >= 2)
+    // While the backoff lasts, the next request hears the reason at once, without a call.
+    await #expect(throws: HostTicketPool.Unavailable.self) {
+      try await pool.take(host: host, concurrency: 4, delay: .zero, lease: .seconds(30))
+    }
+    #expect(await store.calls == calls)
+    // The store answers again: after the backoff, requests get tickets.
+    await store.recover()
+    try await Task.sleep(for: .milliseconds(60))
+    #expect(try await pool.take(host: host, concurrency: 4, delay: .zero, lease: .seconds(30)) != nil)
   }
 
   @Test func test_issue27_requestsStartingTogether_shareOneCallToTheStore() async throws {
@@ -119,7 +180,7 @@ struct HostTicketPoolTests {
     let pool = pool(store, hold: .seconds(3600), latency: .milliseconds(50))
     let tickets = await withTaskGroup(of: Int64?.self) { group in
       for _ in 0..<8 {
-        group.addTask { await pool.take(host: "http://example.com", concurrency: 8, delay: .zero, lease: .seconds(30)) }
+        group.addTask { (try? await pool.take(host: "http://example.com", concurrency: 8, delay: .zero, lease: .seconds(30))) ?? nil }
       }
       return await group.reduce(into: []) { $0.append($1) }
     }
@@ -131,7 +192,7 @@ struct HostTicketPoolTests {
     let store = FakeStore()
     let pool = pool(store, hold: .milliseconds(30))
     let host = "http://example.com"
-    let first = try #require(await pool.take(host: host, concurrency: 3, delay: .zero, lease: .seconds(30)))
+    let first = try #require(try await pool.take(host: host, concurrency: 3, delay: .zero, lease: .seconds(30)))
     #expect(await store.held.count == 3, "the worker took the host's three slots")
     try await eventually { await store.held.count == 1 }
     // The two unused ones went back when the hold passed; the one in use goes
@@ -147,9 +208,9 @@ struct HostTicketPoolTests {
     let store = FakeStore()
     let pool = pool(store, hold: .seconds(3600))
     let host = "http://slow.example"
-    let one = try #require(await pool.take(host: host, concurrency: 4, delay: .seconds(1), lease: .seconds(30)))
+    let one = try #require(try await pool.take(host: host, concurrency: 4, delay: .seconds(1), lease: .seconds(30)))
     await pool.give(host: host, ticket: one)
-    let two = try #require(await pool.take(host: host, concurrency: 4, delay: .seconds(1), lease: .seconds(30)))
+    let two = try #require(try await pool.take(host: host, concurrency: 4, delay: .seconds(1), lease: .seconds(30)))
     #expect(one != two)
     #expect(await store.takes == 2, "each start asked the store, which spaces the fleet's starts")
     await pool.give(host: host, ticket: two)
@@ -167,7 +228,7 @@ struct HostTicketPoolTests {
     let pool = pool(store, hold: .seconds(3600), flushDelay: .seconds(3600))
     // (The fake store counts one budget over all hosts: b's allows 4 more.)
     for (host, concurrency) in [("http://a.example", 4), ("http://b.example", 8)] {
-      let ticket = try #require(await pool.take(host: host, concurrency: concurrency, delay: .zero, lease: .seconds(30)))
+      let ticket = try #require(try await pool.take(host: host, concurrency: concurrency, delay: .zero, lease: .seconds(30)))
       await pool.give(host: host, ticket: ticket)
     }
     #expect(await store.held.count == 8)
@@ -180,7 +241,7 @@ struct HostTicketPoolTests {
     let store = FakeStore()
     let pool = pool(store, hold: .seconds(3600))
     let host = "http://example.com"
-    let ticket = try #require(await pool.take(host: host, concurrency: 5, delay: .zero, lease: .seconds(30)))
+    let ticket = try #require(try await pool.take(host: host, concurrency: 5, delay: .zero, lease: .seconds(30)))
     #expect(await store.held.count == 5)
     await pool.give(host: host, ticket: ticket)
     try await eventually { await store.held.isEmpty }

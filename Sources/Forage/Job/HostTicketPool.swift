@@ -22,9 +22,33 @@ import Foundation
 /// three workers sharing a host, a call every 20 ms a worker, a sixth of the
 /// server's statement time in the fleet benchmark.
 ///
+/// A call that fails (the store's error) backs off the same way, and the
+/// request hears "busy"; once calls have failed for `failureLimit` in a row,
+/// ``take(host:concurrency:delay:lease:)`` throws ``Unavailable`` instead,
+/// naming the store's error, so that the request fails with that reason
+/// rather than waiting for its deadline (a run without one, for ever: a
+/// worker whose ticket calls kept failing once made no progress for ten
+/// minutes, and said nothing).
+///
 /// A killed worker's tickets come back when their lease on the store passes
 /// (the request's lease plus the hold).
 actor HostTicketPool {
+  /// The fleet's request slots could not be asked for: the store's calls
+  /// have failed for longer than the pool waits.
+  struct Unavailable: Error, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The host whose request needed a slot.
+    let host: String
+    /// How long calls have failed in a row.
+    let failingFor: Duration
+    /// The store's last error.
+    let error: any Error
+
+    var description: String {
+      "the fleet's store did not hand out request slots for \(host) for \(Units.format(failingFor)): \(error)"
+    }
+    var debugDescription: String { String(reflecting: error) }
+  }
+
   /// One call to the store: takes up to `count` tickets, giving back `returning` first.
   typealias Take = @Sendable (
     _ host: String, _ concurrency: Int, _ delay: Duration, _ count: Int, _ lease: Duration, _ returning: [Int64]
@@ -40,10 +64,15 @@ actor HostTicketPool {
   let refusalBackoff: Duration
   /// The longest wait after calls that brought nothing.
   let maxRefusalBackoff: Duration
+  /// How long calls may fail in a row before requests hear ``Unavailable``.
+  let failureLimit: Duration
   private let takeFromStore: Take
   private let giveToStore: Give
   private let clock = ContinuousClock()
   private var hosts: [String: Host] = [:]
+  /// When the calls failing now began to fail (nil while they succeed), and the last error.
+  private var failingSince: ContinuousClock.Instant?
+  private var lastFailure: (any Error)?
 
   /// One host's tickets in this worker.
   private struct Host {
@@ -76,24 +105,32 @@ actor HostTicketPool {
   init(
     hold: Duration = .seconds(2), flushDelay: Duration = .milliseconds(100),
     refusalBackoff: Duration = .milliseconds(20), maxRefusalBackoff: Duration = .milliseconds(640),
-    take: @escaping Take, give: @escaping Give
+    failureLimit: Duration = .seconds(30), take: @escaping Take, give: @escaping Give
   ) {
     self.hold = hold
     self.flushDelay = flushDelay
     self.refusalBackoff = refusalBackoff
     self.maxRefusalBackoff = maxRefusalBackoff
+    self.failureLimit = failureLimit
     self.takeFromStore = take
     self.giveToStore = give
   }
 
   /// A ticket for one request to `host`, or nil when the fleet's budget for
-  /// it is spent now (ask again shortly). A store error reads as nil.
-  func take(host: String, concurrency: Int, delay: Duration, lease: Duration) async -> Int64? {
+  /// it is spent now (ask again shortly). A store error reads as nil, and
+  /// the next call waits as after a refusal.
+  ///
+  /// - Throws: ``Unavailable`` once the store's calls have failed for
+  ///   `failureLimit` in a row (until one succeeds).
+  func take(host: String, concurrency: Int, delay: Duration, lease: Duration) async throws(Unavailable) -> Int64? {
     // One call to the store per host at a time: requests starting meanwhile
     // share what it brings, or come back shortly when it brought nothing.
     if delay == .zero, hosts[host]?.calling == true {
       await withCheckedContinuation { hosts[host]!.waiting.append($0) }
-      guard hosts[host]?.free.isEmpty == false else { return nil }
+      guard hosts[host]?.free.isEmpty == false else {
+        try checkFailures(host, now: clock.now)
+        return nil
+      }
     }
     let now = clock.now
     var entry = hosts[host] ?? Host()
@@ -104,8 +141,9 @@ actor HostTicketPool {
       return ticket.id
     }
     // Refused a moment ago: busy, without asking again yet.
-    if delay == .zero, let until = entry.refusedUntil, now < until {
+    if let until = entry.refusedUntil, now < until, delay == .zero || failingSince != nil {
       hosts[host] = entry
+      try checkFailures(host, now: now)
       return nil
     }
     let count = delay == .zero ? max(1, concurrency - entry.inUse.count) : 1
@@ -113,11 +151,26 @@ actor HostTicketPool {
     entry.returning = []
     hosts[host] = entry
     if delay == .zero { hosts[host, default: Host()].calling = true }
-    let answer = try? await takeFromStore(host, concurrency, delay, count, lease + hold, returning)
+    let answer: Result<[Int64], any Error>
+    do {
+      answer = .success(try await takeFromStore(host, concurrency, delay, count, lease + hold, returning))
+    } catch {
+      answer = .failure(error)
+    }
     defer { if delay == .zero { wakeWaiting(host) } }
-    guard let granted = answer else {
+    let granted: [Int64]
+    switch answer {
+    case .failure(let error):
       hosts[host, default: Host()].returning += returning
+      failingSince = failingSince ?? now
+      lastFailure = error
+      refused(host, at: now)
+      try checkFailures(host, now: clock.now)
       return nil
+    case .success(let tickets):
+      granted = tickets
+      failingSince = nil
+      lastFailure = nil
     }
     guard let first = granted.first else {
       if delay == .zero { refused(host, at: now) }
@@ -138,7 +191,13 @@ actor HostTicketPool {
     return first
   }
 
-  /// Notes a call for `host`, made at `now`, that brought nothing: the next
+  /// Throws ``Unavailable`` when the store's calls have failed for `failureLimit` by `now`.
+  private func checkFailures(_ host: String, now: ContinuousClock.Instant) throws(Unavailable) {
+    guard let since = failingSince, let error = lastFailure, now - since >= failureLimit else { return }
+    throw Unavailable(host: host, failingFor: now - since, error: error)
+  }
+
+  /// Notes a call for `host`, made at `now`, that brought nothing (or failed): the next
   /// one waits, longer after each refusal in a row.
   private func refused(_ host: String, at now: ContinuousClock.Instant) {
     var entry = hosts[host] ?? Host()

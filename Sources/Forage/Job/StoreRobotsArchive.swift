@@ -53,8 +53,9 @@ struct StoreRobotsArchive: RobotsArchive {
 /// The store as the fetcher's ``SharedHostBudget``: per-host politeness kept in
 /// a shared store (a PostgreSQL fleet), its slots taken in bulk and handed out
 /// by a ``HostTicketPool``. A store error reads as "busy": the fetcher asks
-/// again until its deadline, so a worker that lost its database stops sending
-/// requests rather than ignoring the fleet's budget.
+/// again, so a worker that lost its database stops sending requests rather
+/// than ignoring the fleet's budget; once the store's calls have failed for
+/// the pool's `failureLimit`, requests fail with the store's reason.
 struct StoreHostBudget: SharedHostBudget {
   let pool: HostTicketPool
 
@@ -68,8 +69,8 @@ struct StoreHostBudget: SharedHostBudget {
       give: { tickets in try await store.release(.hostTicket, owner: owner, ids: tickets) })
   }
 
-  func take(host: String, concurrency: Int, delay: Duration, lease: Duration) async -> Int64? {
-    await pool.take(host: host, concurrency: concurrency, delay: delay, lease: lease)
+  func take(host: String, concurrency: Int, delay: Duration, lease: Duration) async throws -> Int64? {
+    try await pool.take(host: host, concurrency: concurrency, delay: delay, lease: lease)
   }
 
   func give(host: String, ticket: Int64) async {
