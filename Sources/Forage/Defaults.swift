@@ -29,19 +29,33 @@ public enum EngineDefaults {
   /// How often a fleet worker renews its leases (well within `fleetLease`).
   public static let fleetLeaseRenewal: Duration = .seconds(5)
   /// How often a fleet worker whose frontier is empty looks again while other
-  /// workers still hold claims (one may die and its URLs return).
+  /// workers still hold claims, once it has looked for ``fleetLease`` in a
+  /// row (those workers are slow, or one died and its URLs return when its
+  /// leases pass).
   public static let fleetPoll: Duration = .milliseconds(500)
   /// The first of those looks: each wait in a row doubles it, up to
-  /// ``fleetPoll`` (the other workers' commits that add links land within
-  /// milliseconds; a dead worker's leases take ``fleetLease``).
+  /// ``fleetPollSoon`` (the other workers' commits that add links land within
+  /// milliseconds).
   public static let fleetPollFirst: Duration = .milliseconds(10)
+  /// The longest wait between looks during a wait's first ``fleetLease``:
+  /// a crawl's last commits come a commit interval apart at most, and a
+  /// worker that waited 500 ms to see the others done made the fleet's
+  /// launch that much longer (a sixth of a three-second crawl).
+  public static let fleetPollSoon: Duration = .milliseconds(50)
 
   /// How long a fleet worker waits before its `waits`-th look in a row (0:
-  /// the first): ``fleetPollFirst`` doubled `waits` times, at most ``fleetPoll``.
+  /// the first): ``fleetPollFirst`` doubled `waits` times, at most
+  /// ``fleetPollSoon``, and ``fleetPoll`` once the waits in a row add up
+  /// to ``fleetLease``.
   public static func fleetPoll(after waits: Int) -> Duration {
     var delay = fleetPollFirst
-    for _ in 0..<max(0, waits) where delay < fleetPoll { delay *= 2 }
-    return min(delay, fleetPoll)
+    var waited = Duration.zero
+    for _ in 0..<max(0, waits) {
+      waited += delay
+      if waited >= fleetLease { return fleetPoll }
+      delay = min(delay * 2, fleetPollSoon)
+    }
+    return delay
   }
   /// The shortest budget worth running: twice the stop margin leaves at least
   /// half a second to fetch in.

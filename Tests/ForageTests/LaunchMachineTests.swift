@@ -418,7 +418,7 @@ import ForageStore
   /// soon at first (10 ms, doubling up to the 500 ms poll: another worker's
   /// commit that adds links lands within milliseconds); a claim that brings
   /// entries starts the count over.
-  @Test func test_issue27_fleet_waitsInARow_backOff_andAClaimWithEntriesStartsOver() {
+  @Test func test_issue27_fleet_waitsInARow_backOff_andAClaimWithEntriesStartsOver() throws {
     var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 10)
     _ = m.start()
     for n in 1...3 {
@@ -431,7 +431,12 @@ import ForageStore
     #expect(m.lanes[0].fleetWaits == 0)
     #expect(
       (0...7).map { EngineDefaults.fleetPoll(after: $0) }
-        == [10, 20, 40, 80, 160, 320, 500, 500].map { Duration.milliseconds($0) })
+        == [10, 20, 40, 50, 50, 50, 50, 50].map { Duration.milliseconds($0) })
+    // Soon for a lease's length of waits in a row, then at the slow pace.
+    let slow = try #require((0..<1000).first { EngineDefaults.fleetPoll(after: $0) == EngineDefaults.fleetPoll })
+    let waited = (0..<slow).reduce(Duration.zero) { $0 + EngineDefaults.fleetPoll(after: $1) }
+    #expect(waited >= EngineDefaults.fleetLease && waited < EngineDefaults.fleetLease + EngineDefaults.fleetPollSoon)
+    #expect((slow..<slow + 50).allSatisfy { EngineDefaults.fleetPoll(after: $0) == EngineDefaults.fleetPoll })
   }
 
   @Test func test_issue28_fleet_anEmptyClaimWithURLsQueued_claimsAgainAtOnce() {
