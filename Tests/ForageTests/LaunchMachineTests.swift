@@ -392,6 +392,25 @@ import ForageStore
     #expect(m.lanes[0].frontier == .claiming)
   }
 
+  /// Issue 27: a fleet worker whose claim came back empty while the others
+  /// hold URLs commits its waiting pages at once, fetches still in flight:
+  /// their links may be the fleet's next URLs (a listing's next page), and
+  /// held for the commit interval they kept every worker waiting.
+  @Test func test_issue27_fleet_aWorkerWaitingForTheOthers_commitsItsPagesAtOnce() {
+    var m = Machine(lanes: [.init(cap: 4)], concurrency: 4, commitBatch: 100)
+    _ = m.start()
+    _ = m.handle(.claimed(lane: 0, items: Self.items(0, 1...3), generation: 0))
+    // Three fetches in flight; one comes back while the claim ahead is out.
+    #expect(Self.commits(m.handle(.fetched(lane: 0, page: "a"))).isEmpty, "the claim may still bring URLs")
+    let wait = m.handle(.claimed(lane: 0, items: [], generation: 0, fleet: FrontierCounts(queued: 0, claimed: 9)))
+    #expect(wait.contains { if case .wait(.fleet(lane: 0)) = $0 { true } else { false } }, "\(wait)")
+    #expect(Self.commits(wait) == [["a"]], "waiting for the fleet: commit now, fetches in flight")
+    #expect(m.fetching == 2)
+    // The next page, while still waiting, goes as soon as the store is free.
+    _ = m.handle(.fetched(lane: 0, page: "b"))
+    #expect(Self.commits(m.handle(.committed(CommitCounts()))) == [["b"]])
+  }
+
   /// Issue 27: a fleet's empty claim that a commit finished during (the
   /// counts, read beside that commit, may show its pages still claimed)
   /// claims again at once instead of waiting for the fleet: a single worker

@@ -43,9 +43,10 @@ import ForageStore
 /// `commitBatch` pages, when its oldest page has waited `commitInterval`
 /// (a `.tick` after ``Wait/commitInterval``), at once when nothing else
 /// would make progress, and at once when a source whose frontier ran dry
-/// has pages waiting (their links are its next URLs: a source that follows
-/// a chain of pages, one link at a time, moves a page per commit, not per
-/// batch of the other sources). One commit runs at a time. Each commit that
+/// (or, in a fleet, whose claim came back empty while other workers hold
+/// URLs) has pages waiting (their links are its next URLs: a source that
+/// follows a chain of pages, one link at a time, moves a page per commit,
+/// not per batch of the other sources). One commit runs at a time. Each commit that
 /// lands is counted in ``tally`` and reported (``Action/report``).
 ///
 /// ## A fleet
@@ -156,6 +157,11 @@ struct LaunchMachine<Page: LaunchPage> {
       case .claiming, .waitingForFleet: true
       case .open, .dry: false
       }
+    }
+
+    /// True while an empty claim waits for the other workers of the fleet.
+    var isWaitingForFleet: Bool {
+      if case .waitingForFleet = frontier { true } else { false }
     }
 
     /// Nothing left to claim, fetch or commit for this source.
@@ -454,8 +460,12 @@ struct LaunchMachine<Page: LaunchPage> {
     if committing == nil && !pending.isEmpty {
       let starved = fetching == 0 || lanes.allSatisfy { !$0.isClaiming && $0.ready == 0 }
       // A source told its frontier is empty learns of new links only from
-      // a commit of its own pages.
-      let dry = lanes.contains { $0.frontier == .dry && $0.waiting > 0 }
+      // a commit of its own pages; in a fleet, from a commit of anyone's,
+      // so a worker waiting for the others commits its own at once too:
+      // while it held them for the commit interval, the fleet's next links
+      // (a listing's next page) waited with them, and every worker whose
+      // claims came back empty waited for every other's interval.
+      let dry = lanes.contains { $0.waiting > 0 && ($0.frontier == .dry || $0.isWaitingForFleet) }
       if pending.count >= commitBatch || commitTimer == .due || starved || dry || !crawling {
         let batch = pending
         pending.removeAll(keepingCapacity: true)
