@@ -259,6 +259,32 @@ import ForageStore
     #expect(Self.claims(half.handle(.fetched(lane: 0, page: "a"))) == [0])
   }
 
+  /// Issue 27: after a claim that brought less than it asked for (a thin
+  /// frontier), a fleet's lane claims again only when fewer than its
+  /// `thinClaimAhead` are ready, not at once; after a full claim, at its
+  /// `claimAhead` again.
+  @Test func test_issue27_afterAThinClaim_theNextWaitsUntilFewAreReady() {
+    var m = Machine(
+      lanes: [.init(cap: 2, claimSize: 8, claimAhead: 8, thinClaimAhead: 4)], concurrency: 2, commitBatch: 100)
+    _ = m.start()
+    // Seven of eight: thin. Two start, five ready: below a claim, not below four.
+    let thin = m.handle(.claimed(lane: 0, items: Self.items(0, 1...7), generation: 0))
+    #expect(Self.fetches(thin).count == 2 && Self.claims(thin).isEmpty, "\(thin)")
+    #expect(Self.claims(m.handle(.fetched(lane: 0, page: "a"))).isEmpty)  // four ready
+    #expect(Self.claims(m.handle(.fetched(lane: 0, page: "b"))) == [0])  // three ready
+    // That claim is full: the next goes out below a whole claim again.
+    let full = m.handle(.claimed(lane: 0, items: Self.items(0, 11...18), generation: 0))
+    #expect(Self.claims(full).isEmpty)  // eleven ready
+    for page in ["c", "d", "e"] {  // ten, nine, eight ready
+      #expect(Self.claims(m.handle(.fetched(lane: 0, page: TestPage(stringLiteral: page)))).isEmpty)
+    }
+    #expect(Self.claims(m.handle(.fetched(lane: 0, page: "f"))) == [0])  // seven ready
+    // Without a thin threshold (one process), a thin claim changes nothing.
+    var one = Machine(lanes: [.init(cap: 2, claimSize: 8, claimAhead: 8)], concurrency: 2, commitBatch: 100)
+    _ = one.start()
+    #expect(Self.claims(one.handle(.claimed(lane: 0, items: Self.items(0, 1...7), generation: 0))) == [0])
+  }
+
   @Test func test_issue28_phases_startCrawlFinishAndEnd() {
     var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 10)
     #expect(m.phase == .starting)

@@ -227,11 +227,15 @@ package final class Job: Sendable {
       // less at a time, so that the last URLs of a crawl are shared among
       // them, and the next claim as soon as less than a claim is left: it
       // takes a round trip, and a worker far from its database starved
-      // waiting for it when it went out at half a claim.
+      // waiting for it when it went out at half a claim; but after a claim
+      // that found the frontier thin, not until two rounds of fetches are
+      // left (see `Lane.thinClaimAhead`).
       let cap = min(settings.concurrency, concurrency)
       let claimSize = shared ? max(cap * 8, 64) : max(cap * 32, 64)
       lanes.append(
-        .init(cap: cap, critical: s.critical, claimSize: claimSize, claimAhead: shared ? claimSize : claimSize / 2))
+        .init(
+          cap: cap, critical: s.critical, claimSize: claimSize, claimAhead: shared ? claimSize : claimSize / 2,
+          thinClaimAhead: shared ? cap * 2 : nil))
     }
     var machine = LaunchMachine<ProcessedPage>(
       lanes: lanes, concurrency: concurrency, commitBatch: EngineDefaults.commitBatch, tally: tally)

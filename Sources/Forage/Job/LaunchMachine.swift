@@ -118,6 +118,15 @@ struct LaunchMachine<Page: LaunchPage> {
     /// The next claim goes out when fewer entries than this are ready (and
     /// no fewer than `cap`).
     var claimAhead: Int
+    /// After a claim that brought fewer entries than `claimSize` (the
+    /// frontier is thin), the next goes out only when fewer than this are
+    /// ready; nil: at `claimAhead` regardless. A fleet's lanes set it:
+    /// claiming again at once took only what the other workers' commits had
+    /// added since, a claim for every few entries (three workers made 2.4
+    /// times the claims a page that one made, each a write on the server).
+    var thinClaimAhead: Int?
+    /// The last claim brought entries, fewer than `claimSize`.
+    var lastClaimWasThin = false
 
     /// Claimed and not started, oldest first from `head`.
     var queue: [FrontierItem] = []
@@ -138,11 +147,19 @@ struct LaunchMachine<Page: LaunchPage> {
     /// A lane of at most `cap` fetches at once, claiming `claimSize` entries
     /// at a time (4 × `cap`, at least 32, by default), the next claim going
     /// out when fewer than `claimAhead` are ready (half a claim by default).
-    init(cap: Int, critical: Bool = false, claimSize: Int? = nil, claimAhead: Int? = nil) {
+    init(
+      cap: Int, critical: Bool = false, claimSize: Int? = nil, claimAhead: Int? = nil, thinClaimAhead: Int? = nil
+    ) {
       self.cap = max(1, cap)
       self.critical = critical
       self.claimSize = claimSize ?? max(self.cap * 4, 32)
       self.claimAhead = claimAhead ?? self.claimSize / 2
+      self.thinClaimAhead = thinClaimAhead
+    }
+
+    /// Fewer entries than this ready send the next claim out.
+    var claimThreshold: Int {
+      max(cap, lastClaimWasThin ? thinClaimAhead ?? claimAhead : claimAhead)
     }
 
     /// Claimed entries not yet started.
@@ -386,7 +403,10 @@ struct LaunchMachine<Page: LaunchPage> {
       lanes[lane].fleetWaits += 1
       return [.wait(.fleet(lane: lane))]
     }
-    if !items.isEmpty { lanes[lane].fleetWaits = 0 }
+    if !items.isEmpty {
+      lanes[lane].fleetWaits = 0
+      lanes[lane].lastClaimWasThin = items.count < lanes[lane].claimSize
+    }
     var fresh: [FrontierItem] = []
     for item in items where lanes[lane].attempted.insert(item.id).inserted { fresh.append(item) }
     if lanes[lane].head == lanes[lane].queue.count {
@@ -447,7 +467,7 @@ struct LaunchMachine<Page: LaunchPage> {
       // and any commit before it there), or the fetches stall.
       for i in lanes.indices {
         let lane = lanes[i]
-        if lane.frontier == .open && lane.ready < max(lane.cap, lane.claimAhead) {
+        if lane.frontier == .open && lane.ready < lane.claimThreshold {
           lanes[i].frontier = .claiming
           actions.append(.claim(lane: i, limit: lane.claimSize, generation: commits))
         }
