@@ -277,6 +277,38 @@ struct FleetTests {
     return status == 0
   }
 
+  /// Issue 27: a page that keeps failing goes back to the queue, and a
+  /// worker does not fetch it again in the same launch; it holds it claimed
+  /// until the launch ends. A fleet's worker counted that claim as another
+  /// worker's and waited for it, looking again until its budget ran out.
+  /// Now the launch ends once the rest is done, and the page is queued for
+  /// the next one.
+  @Test func test_issue27_aPageThatKeepsFailing_doesNotKeepAWorkerWaitingForItself() async throws {
+    let server = try TestServer(
+      routes: ["/product/3": Route { _ in .text("busy", status: 503) }], site: DemoSite(products: 60))
+    defer { server.stop() }
+    let dir = TemporaryDirectory()
+    let config = try dir.write(
+      "forage.json",
+      Self.config(base: server.baseURL).replacingOccurrences(of: "\"timeout\": \"10s\"", with: "\"timeout\": \"10s\", \"retries\": 0"))
+    // The same site on SQLite: its records, product 3's missing.
+    let expected = try await Self.reference(config: config, dir: dir)
+    #expect(!expected.isEmpty && !expected.contains { $0.contains("/product/3\t") }, "\(expected.prefix(3))")
+    try await Self.withDatabase { url in
+      let worker = try startForage(["run", "--config", config, "--store", url, "--budget", "45s"])
+      await Self.wait(worker, seconds: 90)
+      #expect(worker.terminationStatus == 0)
+      let watcher = try PostgresStore(url: url)
+      let run = try #require(try await watcher.runs(limit: 1).first)
+      #expect(run.summary?.outcome != .budget, "the worker waited for its own claim until its budget ran out")
+      // Released at the end of the launch: queued for the next, one attempt spent.
+      let counts = try await watcher.frontierCounts(crawl: 1)
+      #expect(counts.queued == 1 && counts.claimed == 0, "\(counts)")
+      #expect(try await storeContents(watcher) == expected)
+      try await watcher.close()
+    }
+  }
+
   @Test func test_postgreSQLRestartedMidCrawl_workersReconnect_andLoseNothing() async throws {
     // Until PostgreSQL has restarted, the workers may fetch only 40 of the
     // 120 product pages: they cannot finish first, however fast the machine.

@@ -418,6 +418,39 @@ import ForageStore
     #expect(m.lanes[0].frontier == .claiming)
   }
 
+  /// Issue 27: a fleet worker's page that failed goes back to the queue,
+  /// and this launch's next claim brings it back to this worker, which does
+  /// not fetch it again now; the entry stays claimed by it until the launch
+  /// ends. The fleet's counts then show it claimed, and the worker must
+  /// count it as its own: it waited for "the others" to finish it, looking
+  /// again and again until its budget ran out, with the crawl's last URL
+  /// held by itself.
+  @Test func test_issue27_fleet_anEntryItHoldsButWillNotRetry_isItsOwn_notTheOthers() {
+    var m = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 1)
+    _ = m.start()
+    #expect(Self.fetches(m.handle(.claimed(lane: 0, items: Self.items(0, 1...1), generation: 0))).count == 1)
+    #expect(Self.commits(m.handle(.fetched(lane: 0, page: "failed"))) == [["failed"]])
+    _ = m.handle(.committed(CommitCounts()))
+    // The failed entry is queued again: claimed, and not fetched again.
+    let again = m.handle(.claimed(lane: 0, items: Self.items(0, 1...1), generation: m.commits))
+    #expect(Self.fetches(again).isEmpty)
+    // The next claim finds nothing; the one claim held is that entry.
+    let end = m.handle(
+      .claimed(lane: 0, items: [], generation: m.commits, fleet: FrontierCounts(queued: 0, claimed: 1, done: 4)))
+    #expect(!end.contains { if case .wait(.fleet) = $0 { true } else { false } }, "\(end)")
+    #expect(m.lanes[0].frontier == .dry)
+    #expect(Self.completes(end) == [0], "\(end)")
+    // Another worker holding one more is still waited for.
+    var n = Machine(lanes: [.init(cap: 2)], concurrency: 2, commitBatch: 1)
+    _ = n.start()
+    _ = n.handle(.claimed(lane: 0, items: Self.items(0, 1...1), generation: 0))
+    _ = n.handle(.fetched(lane: 0, page: "failed"))
+    _ = n.handle(.committed(CommitCounts()))
+    _ = n.handle(.claimed(lane: 0, items: Self.items(0, 1...1), generation: n.commits))
+    let wait = n.handle(.claimed(lane: 0, items: [], generation: n.commits, fleet: FrontierCounts(claimed: 2)))
+    #expect(wait.contains { if case .wait(.fleet(lane: 0)) = $0 { true } else { false } }, "\(wait)")
+  }
+
   /// Issue 27: a fleet worker whose claim came back empty while the others
   /// hold URLs commits its waiting pages at once, fetches still in flight:
   /// their links may be the fleet's next URLs (a listing's next page), and

@@ -143,6 +143,11 @@ struct LaunchMachine<Page: LaunchPage> {
     /// Entries of this launch already started: one that failed goes back to
     /// the queue for a later launch and is not fetched again now.
     var attempted: Set<Int64> = []
+    /// Entries of `attempted` that a later claim brought back (they failed
+    /// and were queued again): held by this worker, unfetched, until the
+    /// launch ends and releases them. A fleet's counts show them claimed;
+    /// they are this worker's own, not the others'.
+    var heldAgain: Set<Int64> = []
 
     /// A lane of at most `cap` fetches at once, claiming `claimSize` entries
     /// at a time (4 × `cap`, at least 32, by default), the next claim going
@@ -385,8 +390,9 @@ struct LaunchMachine<Page: LaunchPage> {
   /// A claim came back.
   private mutating func claimed(lane: Int, items: [FrontierItem], generation: Int, fleet: FrontierCounts?) -> [Action] {
     // The claims this worker holds itself for the source: claimed and not
-    // started, in flight, or fetched and not yet committed.
-    let own = lanes[lane].ready + lanes[lane].fetching + lanes[lane].uncommitted
+    // started, in flight, fetched and not yet committed, or tried already
+    // and claimed again (not fetched again in this launch).
+    let own = lanes[lane].ready + lanes[lane].fetching + lanes[lane].uncommitted + lanes[lane].heldAgain.count
     if items.isEmpty, let fleet, phase == .crawling, fleet.queued > 0 || fleet.claimed > own {
       // Another worker released URLs: claim them now. Others hold some:
       // wait for their leases, then look again. When every claim is this
@@ -408,7 +414,13 @@ struct LaunchMachine<Page: LaunchPage> {
       lanes[lane].lastClaimWasThin = items.count < lanes[lane].claimSize
     }
     var fresh: [FrontierItem] = []
-    for item in items where lanes[lane].attempted.insert(item.id).inserted { fresh.append(item) }
+    for item in items {
+      if lanes[lane].attempted.insert(item.id).inserted {
+        fresh.append(item)
+      } else {
+        lanes[lane].heldAgain.insert(item.id)
+      }
+    }
     if lanes[lane].head == lanes[lane].queue.count {
       lanes[lane].queue.removeAll(keepingCapacity: true)
       lanes[lane].head = 0
