@@ -17,7 +17,7 @@ public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible, Cu
     private enum Code: String, Sendable {
       case timeout, connectFailed, tooSlow, bodyTooLarge, headersTooLarge
       case tooManyRedirects, redirectLoop, invalidResponse, truncated, tls
-      case robotsDisallowed, cancelled, invalidURL, invalidHeader, transport
+      case robotsDisallowed, cancelled, invalidURL, invalidHeader, transport, budgetUnavailable
     }
 
     /// The total timeout passed.
@@ -51,6 +51,10 @@ public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible, Cu
     public static let invalidHeader = Kind(.invalidHeader)
     /// Any other transport failure.
     public static let transport = Kind(.transport)
+    /// The fleet's shared request budget (its database) could not be asked,
+    /// so the request was not sent: nothing is known of the server, and the
+    /// URL is for a later launch, not a failed attempt.
+    public static let budgetUnavailable = Kind(.budgetUnavailable)
 
     public var description: String { code.rawValue }
   }
@@ -94,7 +98,7 @@ extension FetchError {
   /// The fleet's ``SharedHostBudget`` could not be asked: its error says why
   /// (the database's reason), its debug description goes behind `--verbose`.
   static func budgetUnavailable(host: String?, _ error: any Error) -> FetchError {
-    FetchError(.transport, host: host, "\(error)", detail: String(reflecting: error))
+    FetchError(.budgetUnavailable, host: host, "\(error)", detail: String(reflecting: error))
   }
   static func bodyTooLarge(host: String?, limit: Int) -> FetchError {
     FetchError(

@@ -179,6 +179,7 @@ extension FetchOutcome {
     let fetcher = Fetcher(transport: TransportKind.curl.make(), settings: settings, hostBudget: UnreachableBudget())
     for _ in 0..<3 {
       let error = try #require(await fetcher.fetch(server.webURL("/page")).error)
+      #expect(error.kind == .budgetUnavailable, "a page's attempt is not spent on the store's failure")
       #expect(error.description.contains("the server refused a statement"), "\(error)")
       #expect(String(reflecting: error).contains("SQLSTATE XX000"), "\(String(reflecting: error))")
     }

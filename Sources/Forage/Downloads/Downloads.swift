@@ -338,6 +338,9 @@ public struct Downloads: Sendable {
           switch error.kind {
           case .cancelled:
             return try await interrupt(entry, "cancelled")
+          case .budgetUnavailable:
+            // The store failed, not the server: not an attempt of the download's.
+            return try await interrupt(entry, error.message)
           case .bodyTooLarge:
             // Longer than it may be: as a failed verification.
             if let result = try await verificationFailed(&entry, part: part, "it is longer than \(entry.knownSize.map { "\($0) bytes" } ?? "the size limit")") {

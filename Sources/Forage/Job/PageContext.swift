@@ -198,6 +198,13 @@ final class PageContext: Sendable {
       if error.kind == .cancelled || Task.isCancelled {
         return ProcessedPage(commit: commit(item, .deferred), kind: .deferred)
       }
+      if error.kind == .budgetUnavailable {
+        // The server was not asked: the store was, and failed. Not an
+        // attempt of the page's (three such launches failed it for good).
+        return ProcessedPage(
+          commit: commit(item, .deferred), kind: .deferred,
+          warnings: ["\(item.url): not fetched, the fleet's request budget could not be asked: \(error)"])
+      }
       if sitemapLevel != nil && error.kind == .bodyTooLarge {
         // Served uncompressed past the protocol's limit: asking again gives the same.
         return ProcessedPage(
