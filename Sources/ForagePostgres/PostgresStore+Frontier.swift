@@ -56,7 +56,7 @@ extension PostgresStore {
   /// the crawl at each claim.
   ///
   /// - Throws: `StoreError` when a statement fails.
-  public func claim(crawl: Int64, limit: Int, lease: Lease) async throws -> [FrontierItem] {
+  public nonisolated func claim(crawl: Int64, limit: Int, lease: Lease) async throws -> [FrontierItem] {
     try await claim(crawl: crawl, limit: limit, lease: lease, withPages: false).items
   }
 
@@ -66,11 +66,13 @@ extension PostgresStore {
   /// before it could fetch).
   ///
   /// - Throws: `StoreError` when a statement fails.
-  public func claimWithPages(crawl: Int64, limit: Int, lease: Lease) async throws -> ClaimedEntries {
+  public nonisolated func claimWithPages(crawl: Int64, limit: Int, lease: Lease) async throws -> ClaimedEntries {
     try await claim(crawl: crawl, limit: limit, lease: lease, withPages: true)
   }
 
-  private func claim(crawl: Int64, limit: Int, lease: Lease, withPages: Bool) async throws -> ClaimedEntries {
+  private nonisolated func claim(crawl: Int64, limit: Int, lease: Lease, withPages: Bool) async throws
+    -> ClaimedEntries
+  {
     guard limit > 0 else { return ClaimedEntries(items: [], pages: [:]) }
     let owner = lease.owner
     let length = PostgresLease.length(lease)
@@ -115,7 +117,9 @@ extension PostgresStore {
       }
       return ClaimedEntries(items: items, pages: found)
     }
-    for item in claimed.items { owners[item.id] = owner }
+    owners.withLock { owners in
+      for item in claimed.items { owners[item.id] = owner }
+    }
     return ClaimedEntries(items: claimed.items.sorted { ($0.depth, $0.id) < ($1.depth, $1.id) }, pages: claimed.pages)
   }
 
@@ -177,7 +181,7 @@ extension PostgresStore {
   /// each worker of a fleet whose claim came back empty).
   ///
   /// - Throws: `StoreError` when a statement fails.
-  public func pendingCounts(crawl: Int64) async throws -> FrontierCounts {
+  public nonisolated func pendingCounts(crawl: Int64) async throws -> FrontierCounts {
     // On the second connection, as claims (see `frontierCounts`).
     try await side.perform(transaction: false) { db in
       let result = try db.query(
@@ -192,7 +196,7 @@ extension PostgresStore {
   /// How many entries of `crawl` are in each state.
   ///
   /// - Throws: `StoreError` when a statement fails.
-  public func frontierCounts(crawl: Int64) async throws -> FrontierCounts {
+  public nonisolated func frontierCounts(crawl: Int64) async throws -> FrontierCounts {
     // On the second connection, as claims: a fleet's empty claim reads the
     // counts next, and must not wait behind a commit.
     try await side.perform(transaction: false) { db in

@@ -20,7 +20,7 @@ extension PostgresStore {
   ///
   /// - Throws: `StoreError` when a statement fails.
   @discardableResult
-  public func renew(_ kind: LeaseKind, lease: Lease) async throws -> Int {
+  public nonisolated func renew(_ kind: LeaseKind, lease: Lease) async throws -> Int {
     guard let t = PostgresLease.table(kind) else { return 0 }
     let sql = PostgresLease.renewal(t)
     let params: [PostgresValue] = [.text(lease.owner), PostgresLease.length(lease), leaseNow(kind, lease.at)]
@@ -35,7 +35,7 @@ extension PostgresStore {
   /// lease has passed: the others belong to live workers of the fleet.
   ///
   /// - Throws: `StoreError` when a statement fails.
-  public func release(_ kind: LeaseKind, owner: String?, ids: [Int64]?) async throws {
+  public nonisolated func release(_ kind: LeaseKind, owner: String?, ids: [Int64]?) async throws {
     guard let t = PostgresLease.table(kind),
       let statement = PostgresLease.release(t, owner: owner, ids: ids, callerNow: leaseNow(kind, Date()))
     else { return }
@@ -48,7 +48,9 @@ extension PostgresStore {
     // A commit checks its entry is still this store's claim.
     if kind == .frontier, let owner {
       let released = ids.map(Set.init)
-      owners = owners.filter { id, holder in holder != owner || !(released?.contains(id) ?? true) }
+      owners.withLock { owners in
+        owners = owners.filter { id, holder in holder != owner || !(released?.contains(id) ?? true) }
+      }
     }
   }
 }

@@ -22,13 +22,18 @@ extension PostgresStore {
   ///   when a page's frontier entry or crawl does not exist.
   public func commit(_ pages: [PageCommit]) async throws -> CommitResult {
     guard !pages.isEmpty else { return CommitResult() }
-    let owners = self.owners
+    // The batch's claims (the table is shared with claims in flight).
+    let owners = self.owners.withLock { held in
+      var owners: [Int64: String] = [:]
+      for page in pages { owners[page.item.id] = held[page.item.id] }
+      return owners
+    }
     // Two or three round trips (see `pipelinedCommit`) when every claim is
     // still held; else, or for a batch naming an entry twice, a statement at a time.
     if Set(pages.map(\.item.id)).count == pages.count {
       do {
         let result = try await run { db in try Self.pipelinedCommit(db, pages, owners: owners) }
-        for page in pages { self.owners[page.item.id] = nil }
+        forget(pages)
         if let newest = result.changes.last?.id { changeBell.ring(latest: newest) }
         return result
       } catch is PipelinedCommitDeclined {}
@@ -67,9 +72,16 @@ extension PostgresStore {
       }
       return result
     }
-    for page in pages { self.owners[page.item.id] = nil }
+    forget(pages)
     if let newest = result.changes.last?.id { changeBell.ring(latest: newest) }
     return result
+  }
+
+  /// Drops the claims of `pages`, committed, from ``owners``.
+  private nonisolated func forget(_ pages: [PageCommit]) {
+    owners.withLock { owners in
+      for page in pages { owners[page.item.id] = nil }
+    }
   }
 
   /// Reads the stored rows of the records `pages` give (locked) and whether
@@ -653,7 +665,7 @@ extension PostgresStore {
   /// The stored pages among `fingerprints`, keyed by fingerprint (one query).
   ///
   /// - Throws: `StoreError` when a statement fails.
-  public func pages(fingerprints: [UInt64]) async throws -> [UInt64: PageRecord] {
+  public nonisolated func pages(fingerprints: [UInt64]) async throws -> [UInt64: PageRecord] {
     guard !fingerprints.isEmpty else { return [:] }
     let list = "{" + fingerprints.map { String(Int64(bitPattern: $0)) }.joined(separator: ",") + "}"
     // On the second connection, with the claims: a job looks its claimed

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import ForagePostgres
 @testable import ForageStore
+import ForageSupport
 
 /// What a fleet needs of `PostgresStore` beyond the `Store` guarantees that
 /// every store meets: leases that a live worker renews and a dead one loses,
@@ -46,6 +47,54 @@ struct PostgresFleetStoreTests {
       #expect(records.map(\.fieldsJSON) == [#"{"v":"b"}"#])
       #expect(try await a.changes(source: nil, afterID: 0, limit: 10).count == 1)
       #expect(try await a.frontierCounts(crawl: crawl.id) == FrontierCounts(done: 1))
+    }
+  }
+
+  /// Issue 27: a claim runs on the store's second connection and does not
+  /// wait for a commit in flight on the first. The commit held the store's
+  /// actor for its whole transaction, and the claim, though sent on the
+  /// other connection, started on that actor and came back to it: a
+  /// worker's 16 fetches sat idle behind every commit of a first crawl.
+  /// Here the commit is held up in the server (another session holds the
+  /// change-order lock that every commit takes first); the claim must come
+  /// back while it waits.
+  @Test func test_issue27_aClaimDoesNotWaitForACommitInFlight() async throws {
+    try await PostgresTestServer.withDatabase { url in
+      let store = try PostgresStore(url: url)
+      let crawl = try await store.openCrawl(source: "s", seeds: (1...4).map { seed($0) }, now: t0)
+      let first = try await store.claim(crawl: crawl.id, limit: 1, lease: Lease(owner: "w", for: .seconds(60), at: Date()))
+      let blocker = try PostgresConnection(url: PostgresURL(url))
+      _ = try blocker.exec("BEGIN")
+      _ = try blocker.exec("SELECT pg_advisory_xact_lock(\(PostgresMigrations.changeOrderLockKey))")
+      let commit = Task {
+        try await store.commit([PageCommit(item: try #require(first.first), outcome: .done, now: t0)])
+      }
+      // The commit is waiting for the lock.
+      let watcher = try PostgresConnection(url: PostgresURL(url))
+      var waiting = false
+      for _ in 0..<400 where !waiting {
+        let rows = try watcher.exec(
+          "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")
+        waiting = rows.int(0, 0) > 0
+        if !waiting { try await Task.sleep(for: .milliseconds(25)) }
+      }
+      #expect(waiting, "the commit never waited for the lock; the test did not test much")
+      // The claim comes back meanwhile (or the lock is let go after 20 s,
+      // and the claim is seen to have waited).
+      let claimed = Locked<Bool>(false)
+      let claim = Task {
+        let items = try await store.claimWithPages(
+          crawl: crawl.id, limit: 2, lease: Lease(owner: "w", for: .seconds(60), at: Date())).items
+        claimed.withLock { $0 = true }
+        return items
+      }
+      for _ in 0..<800 where !claimed.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(25)) }
+      #expect(claimed.withLock { $0 }, "the claim waited for the commit in flight")
+      _ = try blocker.exec("COMMIT")
+      #expect(try await claim.value.count == 2)
+      #expect(try await commit.value.linksAdded == 0)
+      #expect(try await store.frontierCounts(crawl: crawl.id) == FrontierCounts(queued: 1, claimed: 2, done: 1))
+      try await store.close()
     }
   }
 
