@@ -69,6 +69,10 @@ public enum EngineDefaults {
   /// while a commit runs). Every commit rewrites the index pages it touches,
   /// so fewer, larger commits write less.
   public static let commitBatch = 1024
+  /// ``commitBatch`` for a store that many workers share: a fleet's
+  /// discovered links can be claimed only once committed, and a worker whose
+  /// frontier ran dry waits for the commit in flight.
+  public static let fleetCommitBatch = 512
   /// A page waits at most about this long to be committed.
   public static let commitInterval: Duration = .milliseconds(250)
   /// The largest page, or downloaded source file, read into memory to

@@ -237,8 +237,11 @@ package final class Job: Sendable {
           cap: cap, critical: s.critical, claimSize: claimSize, claimAhead: shared ? claimSize : claimSize / 2,
           thinClaimAhead: shared ? cap * 2 : nil))
     }
+    // A fleet's links reach its claims only through commits: half the
+    // batch, so that a frontier running dry waits for half as long.
     var machine = LaunchMachine<ProcessedPage>(
-      lanes: lanes, concurrency: concurrency, commitBatch: EngineDefaults.commitBatch, tally: tally)
+      lanes: lanes, concurrency: concurrency,
+      commitBatch: shared ? EngineDefaults.fleetCommitBatch : EngineDefaults.commitBatch, tally: tally)
     defer { tally = machine.tally }
 
     /// What the loop waits for: the machine's events, with the stored pages
