@@ -38,6 +38,7 @@ struct BudgetUnavailablePageTests {
     #expect(processed.warnings.count == 1)
     #expect(processed.warnings.first?.contains("the connection was lost") == true, "\(processed.warnings)")
     #expect(processed.warnings.first?.contains(server.url("/page")) == true, "\(processed.warnings)")
+    #expect(processed.warnings.first?.contains("left for the next launch") == true, "\(processed.warnings)")
     #expect(server.requestCount(path: "/page") == 0)
   }
 }

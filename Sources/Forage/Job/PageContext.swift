@@ -203,7 +203,7 @@ final class PageContext: Sendable {
         // attempt of the page's (three such launches failed it for good).
         return ProcessedPage(
           commit: commit(item, .deferred), kind: .deferred,
-          warnings: ["\(item.url): not fetched, the fleet's request budget could not be asked: \(error)"])
+          warnings: ["\(item.url): not fetched, left for the next launch: \(error)"])
       }
       if sitemapLevel != nil && error.kind == .bodyTooLarge {
         // Served uncompressed past the protocol's limit: asking again gives the same.
