@@ -15,6 +15,10 @@ What is measured, for each store, workers and case:
 - server CPU: user + system time of the postmaster and every live child of it
   (/proc/PID/stat), plus the postmaster's cutime + cstime (the backends that exited
   were reaped by the postmaster, so their time is there), after minus before;
+- nginx CPU: its master's and worker's user + system time, after minus before;
+- machine busy: the share of all cores' time that was not idle (and, apart, the share
+  spent waiting for I/O), from /proc/stat over the crawl: a crawl near 100% is bound
+  by the CPU, one well under it waits for something else;
 - records: every store's export is checked equal to the SQLite run's, after the first
   crawl and after the recrawl.
 Then the issue's targets are printed with pass or fail.
@@ -141,6 +145,21 @@ class ServerCPU:
             if len(self.children()) <= baseline:
                 return
             time.sleep(0.05)
+
+
+def machine_ticks():
+    """(busy, idle, iowait) clock ticks of the whole machine so far, from /proc/stat."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle, iowait = fields[3], fields[4]
+    return sum(fields[:8]) - idle - iowait, idle, iowait
+
+
+def machine_share(before, after):
+    """(busy, iowait) shares of all cores' time between two `machine_ticks` readings."""
+    busy, idle, iowait = (a - b for a, b in zip(after, before))
+    total = max(1, busy + idle + iowait)
+    return busy / total, iowait / total
 
 
 def proc_kind(pid):
@@ -412,10 +431,13 @@ class Changes:
 
 # --- one crawl -----------------------------------------------------------------------
 
-def crawl(forage, cfg, store, workers, server, env=None):
+def crawl(forage, cfg, store, workers, server, env=None, nginx=None):
     """Starts `workers` processes at once on `store` (with `env` added to their
     environment); returns (pages, wall s, worker CPU s, server CPU s or None, records
-    changed, server CPU s by kind of process or None)."""
+    changed, server CPU s by kind of process or None, (machine busy share, iowait share),
+    nginx CPU s or None)."""
+    nginx_before = nginx_seconds(nginx)
+    machine_before = machine_ticks()
     baseline = len(server.children()) if server else 0
     server_before = server.seconds() if server else 0
     sampler = ServerSampler(server) if server else None
@@ -434,6 +456,8 @@ def crawl(forage, cfg, store, workers, server, env=None):
         pages += s["pagesFetched"] + s["pagesNotModified"] + s["pagesFresh"] + s["pagesFailed"]
         changed += s["recordsChanged"]
     wall = time.monotonic() - start
+    machine = machine_share(machine_before, machine_ticks())
+    nginx_cpu = None if nginx_before is None else nginx_seconds(nginx) - nginx_before
     after = os.times()
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     server_cpu = split = None
@@ -445,7 +469,20 @@ def crawl(forage, cfg, store, workers, server, env=None):
         # time fell below it in some crawls (a backend not yet reaped when the count of
         # processes was back to the baseline counts nowhere), so it is the floor.
         server_cpu = max(server_cpu, sum(split.values()))
-    return pages, wall, cpu, server_cpu, changed, split
+    return pages, wall, cpu, server_cpu, changed, split, machine, nginx_cpu
+
+
+def nginx_seconds(nginx):
+    """The CPU seconds nginx's master (`nginx`, a Popen) and its worker have used, or None."""
+    if nginx is None:
+        return None
+    total = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = proc_stat(int(name))
+            if st and (int(name) == nginx.pid or st[0] == nginx.pid):
+                total += st[1]
+    return total / CLOCK_TICKS
 
 
 def export(forage, store, path):
@@ -511,7 +548,7 @@ def main():
                 if statements and database:
                     statements.reset()
                 try:
-                    result = crawl(forage, cfg, store, workers, srv, env)
+                    result = crawl(forage, cfg, store, workers, srv, env, nginx)
                 finally:
                     if case == RECRAWL:
                         changes.restore()
@@ -560,10 +597,12 @@ def main():
 class Row:
     """One crawl's figures."""
 
-    def __init__(self, store, workers, case, variant, rnd, pages, wall, cpu, server_cpu, changed, split):
+    def __init__(self, store, workers, case, variant, rnd, pages, wall, cpu, server_cpu, changed, split,
+                 machine, nginx_cpu):
         self.store, self.workers, self.case, self.variant, self.round = store, workers, case, variant, rnd
         self.pages, self.wall, self.cpu, self.server_cpu, self.changed, self.split = (
             pages, wall, cpu, server_cpu, changed, split)
+        self.machine, self.nginx_cpu = machine, nginx_cpu
 
     @property
     def rate(self):
@@ -592,20 +631,23 @@ def report(args, rows, fsync, proxy, judged, several):
     print()
     extra = " variant | round |" if several else ""
     print(f"| store | workers | case |{extra} pages | seconds | pages/s | ratio to SQLite | worker CPU ms/page | "
-          "server CPU ms/page | of it: backends, autovacuum, background, unsampled | records changed |")
-    print("|---|---|---|" + ("---|---|" if several else "") + "---|---|---|---|---|---|---|---|")
+          "server CPU ms/page | of it: backends, autovacuum, background, unsampled | nginx CPU ms/page | "
+          "machine busy, iowait | records changed |")
+    print("|---|---|---|" + ("---|---|" if several else "") + "---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         sqlite = find("sqlite", 1, RECRAWL if row.case == RECRAWL else FIRST)
         srv = f"{1000 * row.server_cpu / row.pages:.2f}" if row.server_cpu is not None else "-"
         split = (", ".join(f"{1000 * v / row.pages:.2f}" for v in split_of(row)) if row.split else "-")
         cells = f" {row.variant or '-'} | {row.round} |" if several else ""
+        nginx = f"{1000 * row.nginx_cpu / row.pages:.2f}" if row.nginx_cpu is not None else "-"
         print(f"| {row.store} | {row.workers} | {row.case} |{cells} {row.pages} | {row.wall:.2f} | {row.rate:.0f} | "
-              f"{row.rate / sqlite.rate:.2f} | {1000 * row.cpu / row.pages:.2f} | {srv} | {split} | {row.changed} |")
+              f"{row.rate / sqlite.rate:.2f} | {1000 * row.cpu / row.pages:.2f} | {srv} | {split} | {nginx} | "
+              f"{100 * row.machine[0]:.0f}%, {100 * row.machine[1]:.0f}% | {row.changed} |")
     if several:
         print()
         print("mean of the rounds, per variant:")
-        print("| workers | case | variant | pages/s | worker CPU ms/page | server CPU ms/page | of it: backends, autovacuum, background, unsampled |")
-        print("|---|---|---|---|---|---|---|")
+        print("| workers | case | variant | pages/s | worker CPU ms/page | server CPU ms/page | of it: backends, autovacuum, background, unsampled | machine busy |")
+        print("|---|---|---|---|---|---|---|---|")
         groups = {}
         for row in rows:
             if row.store == "postgres":
@@ -616,7 +658,8 @@ def report(args, rows, fsync, proxy, judged, several):
             split = ", ".join(f"{1000 * sum(split_of(r)[i] for r in group) / pages:.2f}"
                               for i in range(len(ServerSampler.KINDS) + 1))
             print(f"| {workers} | {case} | {variant} | {rate:.0f} | {1000 * sum(r.cpu for r in group) / pages:.2f} | "
-                  f"{1000 * sum(r.server_cpu for r in group) / pages:.2f} | {split} |")
+                  f"{1000 * sum(r.server_cpu for r in group) / pages:.2f} | {split} | "
+                  f"{100 * sum(r.machine[0] for r in group) / len(group):.0f}% |")
     print()
     print(f"targets (issue 27){f', judged on the variant {judged}, round 1' if several else ''}:")
     sqlite, one, three, away = (find("sqlite", 1, FIRST), find("postgres", 1, FIRST),
