@@ -21,6 +21,10 @@ What is measured, for each store, workers and case:
   by the CPU, one well under it waits for something else;
 - records: every store's export is checked equal to the SQLite run's, after the first
   crawl and after the recrawl.
+With --worker-cores C, every worker runs in a cpu cgroup of its own that lets it use at
+most C cores (root and a writable cpu cgroup needed): a fleet of small machines sharing
+one server, in place of several workers competing for this machine's cores, where more
+workers can only divide the same CPU among them.
 Then the issue's targets are printed with pass or fail.
 """
 import argparse
@@ -431,11 +435,66 @@ class Changes:
 
 # --- one crawl -----------------------------------------------------------------------
 
-def crawl(forage, cfg, store, workers, server, env=None, nginx=None):
+class CPUCap:
+    """Cgroups of the cpu controller, one a worker, each letting its processes use at most
+    `cores` cores (cgroup v2's cpu.max, or v1's cfs quota), in a 10 ms period so a capped
+    worker is held for short spells rather than for most of a second."""
+
+    PERIOD_US = 10_000
+
+    def __init__(self, cores):
+        self.cores = cores
+        self.dirs = []
+        if os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+            self.root, self.v2 = "/sys/fs/cgroup", True
+            with open("/sys/fs/cgroup/cgroup.controllers") as f:
+                if "cpu" not in f.read().split():
+                    sys.exit("--worker-cores: this machine's cgroups have no cpu controller")
+        else:
+            self.root, self.v2 = "/sys/fs/cgroup/cpu", False
+        if not os.access(self.root, os.W_OK):
+            sys.exit(f"--worker-cores needs a writable cpu cgroup ({self.root}): run as root")
+        if self.v2:
+            # A child's cpu.max needs the controller enabled below the root.
+            with open(os.path.join(self.root, "cgroup.subtree_control"), "w") as f:
+                f.write("+cpu")
+
+    def make(self, index):
+        """A new cgroup for worker `index`; returns a preexec_fn that moves the child into it."""
+        path = os.path.join(self.root, f"forage-fleet-bench-{os.getpid()}-{index}-{len(self.dirs)}")
+        os.mkdir(path)
+        self.dirs.append(path)
+        quota = max(1000, int(self.cores * self.PERIOD_US))
+        if self.v2:
+            with open(os.path.join(path, "cpu.max"), "w") as f:
+                f.write(f"{quota} {self.PERIOD_US}")
+        else:
+            with open(os.path.join(path, "cpu.cfs_period_us"), "w") as f:
+                f.write(str(self.PERIOD_US))
+            with open(os.path.join(path, "cpu.cfs_quota_us"), "w") as f:
+                f.write(str(quota))
+        procs = os.path.join(path, "cgroup.procs")
+
+        def enter():
+            with open(procs, "w") as f:
+                f.write(str(os.getpid()))
+        return enter
+
+    def remove(self):
+        """Removes every cgroup made (their processes have exited)."""
+        for path in self.dirs:
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+        self.dirs = []
+
+
+def crawl(forage, cfg, store, workers, server, env=None, nginx=None, cap=None):
     """Starts `workers` processes at once on `store` (with `env` added to their
     environment); returns (pages, wall s, worker CPU s, server CPU s or None, records
     changed, server CPU s by kind of process or None, (machine busy share, iowait share),
-    nginx CPU s or None)."""
+    nginx CPU s or None). With `cap` (a CPUCap), every worker runs in a cgroup of its own."""
     nginx_before = nginx_seconds(nginx)
     machine_before = machine_ticks()
     baseline = len(server.children()) if server else 0
@@ -444,17 +503,22 @@ def crawl(forage, cfg, store, workers, server, env=None, nginx=None):
     before = os.times()
     start = time.monotonic()
     worker_env = dict(os.environ, **(env or {}))
-    procs = [subprocess.Popen([forage, "run", "--config", cfg, "--store", store, "--budget", "1h", "--json"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=worker_env)
-             for _ in range(workers)]
-    pages = changed = 0
-    for p in procs:
-        out, err = p.communicate()
-        if p.returncode != 0:
-            sys.exit(f"a worker failed ({p.returncode}): {err.decode()[-500:]}")
-        s = json.loads(out)
-        pages += s["pagesFetched"] + s["pagesNotModified"] + s["pagesFresh"] + s["pagesFailed"]
-        changed += s["recordsChanged"]
+    try:
+        procs = [subprocess.Popen([forage, "run", "--config", cfg, "--store", store, "--budget", "1h", "--json"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=worker_env,
+                                  preexec_fn=cap.make(i) if cap else None)
+                 for i in range(workers)]
+        pages = changed = 0
+        for p in procs:
+            out, err = p.communicate()
+            if p.returncode != 0:
+                sys.exit(f"a worker failed ({p.returncode}): {err.decode()[-500:]}")
+            s = json.loads(out)
+            pages += s["pagesFetched"] + s["pagesNotModified"] + s["pagesFresh"] + s["pagesFailed"]
+            changed += s["recordsChanged"]
+    finally:
+        if cap:
+            cap.remove()
     wall = time.monotonic() - start
     machine = machine_share(machine_before, machine_ticks())
     nginx_cpu = None if nginx_before is None else nginx_seconds(nginx) - nginx_before
@@ -511,7 +575,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=1,
                     help="run every variant's crawls this many times, alternating (default 1)")
     ap.add_argument("--no-away", action="store_true", help="leave out the worker 1 ms away")
+    ap.add_argument("--worker-cores", type=float, default=None,
+                    help="let every worker (SQLite's too) use at most this many cores, each in a cpu cgroup of "
+                         "its own: a fleet of small machines sharing the server (needs root)")
     args = ap.parse_args()
+    cap = CPUCap(args.worker_cores) if args.worker_cores else None
     variants = [parse_variant(v, args.forage) for v in args.variants.split(",") if v]
     url = os.environ.get("FORAGE_TEST_POSTGRES_URL")
     data = os.environ.get("FORAGE_TEST_POSTGRES_DATA")
@@ -548,7 +616,7 @@ def main():
                 if statements and database:
                     statements.reset()
                 try:
-                    result = crawl(forage, cfg, store, workers, srv, env, nginx)
+                    result = crawl(forage, cfg, store, workers, srv, env, nginx, cap)
                 finally:
                     if case == RECRAWL:
                         changes.restore()
@@ -627,6 +695,9 @@ def report(args, rows, fsync, proxy, judged, several):
           f"'1 ms away': every chunk held {args.delay_ms:g} ms each way by a proxy on loopback "
           f"(measured mean hold {proxy.mean_hold_ms():.2f} ms), so each round trip is "
           f"{2 * proxy.mean_hold_ms():.1f} ms longer")
+    if args.worker_cores:
+        print(f"every worker (SQLite's too) capped at {args.worker_cores:g} cores, each in a cpu cgroup of its own "
+              f"(a fleet of small machines sharing the server, nginx and the server uncapped)")
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print()
     extra = " variant | round |" if several else ""
