@@ -247,4 +247,106 @@ struct HostTicketPoolTests {
     try await eventually { await store.held.isEmpty }
     #expect(await store.held.isEmpty, "a worker done with a host keeps none of its slots")
   }
+
+  /// A pool with a long hold whose refused calls are not repeated for `backoff`.
+  func handOffPool(_ store: FakeStore, hold: Duration = .seconds(3600), backoff: Duration = .seconds(3600)) -> HostTicketPool {
+    HostTicketPool(
+      hold: hold, flushDelay: .milliseconds(10), refusalBackoff: backoff, maxRefusalBackoff: backoff,
+      take: { _, concurrency, delay, count, _, returning in
+        await store.take(concurrency: concurrency, delay: delay, count: count, returning: returning)
+      },
+      give: { tickets in await store.give(tickets) })
+  }
+
+  /// A request over the worker's share that may wait gets the ticket another
+  /// request gives back, when it gives it back, with no call to the store
+  /// (it polled every 20 ms, and a ticket freed meanwhile lay unused).
+  @Test(.timeLimit(.minutes(1)))
+  func test_issue27_aWaitingRequest_getsTheTicketAnotherRequestGivesBack() async throws {
+    let store = FakeStore()
+    let pool = handOffPool(store)
+    let host = "http://example.com"
+    let first = try #require(try await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)))
+    #expect(try await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)) == nil, "refused")
+    let waiting = Task {
+      try await pool.take(
+        host: host, concurrency: 1, delay: .zero, lease: .seconds(30), waitingUntil: .now + .seconds(20))
+    }
+    try await Task.sleep(for: .milliseconds(20))
+    await pool.give(host: host, ticket: first)
+    #expect(try await waiting.value == first, "handed over, not left for the backoff (an hour) to end")
+    #expect(await store.takes == 2, "one call took the slot, one was refused; the hand-off asked nothing")
+    // It is in use by the waiting request now: the next one is refused.
+    #expect(try await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)) == nil)
+  }
+
+  /// A wait ends with "busy" at its end when nothing was given back.
+  @Test func test_issue27_aWaitThatSeesNoTicket_endsBusyAtItsEnd() async throws {
+    let store = FakeStore()
+    let pool = handOffPool(store)
+    let host = "http://example.com"
+    _ = try #require(try await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)))
+    let end = ContinuousClock.now + .milliseconds(50)
+    #expect(
+      try await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30), waitingUntil: end) == nil)
+    #expect(ContinuousClock.now >= end, "it waited")
+    #expect(await store.takes == 2, "the backoff (an hour) still held the store back")
+  }
+
+  /// When the backoff ends during a wait, the store is asked again: a slot
+  /// another worker freed meanwhile comes to the waiting request.
+  @Test(.timeLimit(.minutes(1)))
+  func test_issue27_aWaitOutlastingItsBackoff_asksTheStoreAgain() async throws {
+    let store = FakeStore()
+    let others = await store.take(concurrency: 1, delay: .zero, count: 1, returning: [])
+    let pool = handOffPool(store, backoff: .milliseconds(10))
+    let host = "http://example.com"
+    let waiting = Task {
+      try await pool.take(
+        host: host, concurrency: 1, delay: .zero, lease: .seconds(30), waitingUntil: .now + .seconds(20))
+    }
+    try await eventually { await store.takes >= 3 }
+    #expect(await store.takes >= 3, "refused, then asked again after each backoff")
+    await store.give(others)
+    let ticket = try #require(try await waiting.value)
+    #expect(!others.contains(ticket))
+    #expect(await store.held == [ticket])
+  }
+
+  /// A cancelled wait takes nothing: the ticket given back afterwards stays
+  /// free for the next request.
+  @Test(.timeLimit(.minutes(1)))
+  func test_issue27_aCancelledWait_leavesTheTicketForTheNextRequest() async throws {
+    let store = FakeStore()
+    let pool = handOffPool(store)
+    let host = "http://example.com"
+    let first = try #require(try await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)))
+    let waiting = Task {
+      try await pool.take(
+        host: host, concurrency: 1, delay: .zero, lease: .seconds(3600), waitingUntil: .now + .seconds(3600))
+    }
+    try await Task.sleep(for: .milliseconds(20))
+    waiting.cancel()
+    #expect(try await waiting.value == nil)
+    await pool.give(host: host, ticket: first)
+    #expect(try await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)) == first)
+  }
+
+  /// A ticket whose hold has passed is not handed over: it goes back to the
+  /// store, so that the other workers get their share again.
+  @Test func test_issue27_aTicketPastItsHold_goesBackInsteadOfToAWaitingRequest() async throws {
+    let store = FakeStore()
+    let pool = handOffPool(store, hold: .milliseconds(30))
+    let host = "http://example.com"
+    let first = try #require(try await pool.take(host: host, concurrency: 1, delay: .zero, lease: .seconds(30)))
+    let waiting = Task {
+      try await pool.take(
+        host: host, concurrency: 1, delay: .zero, lease: .seconds(30), waitingUntil: .now + .milliseconds(300))
+    }
+    try await Task.sleep(for: .milliseconds(60))
+    await pool.give(host: host, ticket: first)
+    #expect(try await waiting.value == nil)
+    try await eventually { await store.held.isEmpty }
+    #expect(await store.returned == [first])
+  }
 }
