@@ -86,8 +86,6 @@ public actor Fetcher {
   private var tickets: [String: [Int64]] = [:]
   /// How long a request waits before asking a busy shared host budget again.
   private static let hostBudgetPoll: Duration = .milliseconds(20)
-  /// The longest a request lets a busy shared host budget wait for a ticket in one call.
-  private static let hostBudgetMaxWait: Duration = .seconds(1)
   private var robotsLoading: [String: Task<(RobotsRules, Duration), Never>] = [:]
 
   private static let globalKey = "*"
@@ -486,14 +484,8 @@ public actor Fetcher {
         while true {
           let delay = box.slot.delay
           let ticket: Int64?
-          // The budget may wait for a ticket (one this process's next
-          // finished request hands over); a second at most, so that the
-          // host's delay and the deadline are looked at again.
-          var waitEnd = clock.now + Self.hostBudgetMaxWait
-          if let deadline { waitEnd = min(waitEnd, deadline - Self.hostBudgetPoll) }
           do {
-            ticket = try await hostBudget.take(
-              host: key, concurrency: box.slot.concurrency, delay: delay, lease: lease, waitingUntil: waitEnd)
+            ticket = try await hostBudget.take(host: key, concurrency: box.slot.concurrency, delay: delay, lease: lease)
           } catch {
             releaseLocal(key, elapsed: .zero, outcome: .abandoned)
             return .budgetUnavailable(error)
@@ -510,8 +502,7 @@ public actor Fetcher {
             releaseLocal(key, elapsed: .zero, outcome: .abandoned)
             return .deferred("\(key) was busy with other workers of the fleet until the deadline")
           }
-          // A budget that answered "busy" without waiting is asked again shortly.
-          if clock.now < waitEnd { try? await clock.sleep(for: Self.hostBudgetPoll) }
+          try? await clock.sleep(for: Self.hostBudgetPoll)
         }
       case .wait(let until):
         if let deadline, until > deadline {

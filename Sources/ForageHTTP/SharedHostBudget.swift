@@ -17,22 +17,6 @@ public protocol SharedHostBudget: Sendable {
   ///   as its reason (its `debugDescription` behind `--verbose`), rather
   ///   than waiting for a deadline it may not have.
   func take(host: String, concurrency: Int, delay: Duration, lease: Duration) async throws -> Int64?
-  /// As ``take(host:concurrency:delay:lease:)``, but a busy host may be
-  /// waited for until `waitingUntil` (a ticket another request of this
-  /// process gives back, say) before nil is returned. The fetcher calls this
-  /// one; by default it does not wait.
-  func take(
-    host: String, concurrency: Int, delay: Duration, lease: Duration, waitingUntil: ContinuousClock.Instant
-  ) async throws -> Int64?
   /// Gives a ticket back: its request ended.
   func give(host: String, ticket: Int64) async
-}
-
-extension SharedHostBudget {
-  /// Does not wait: asks ``take(host:concurrency:delay:lease:)`` once.
-  public func take(
-    host: String, concurrency: Int, delay: Duration, lease: Duration, waitingUntil: ContinuousClock.Instant
-  ) async throws -> Int64? {
-    try await take(host: host, concurrency: concurrency, delay: delay, lease: lease)
-  }
 }

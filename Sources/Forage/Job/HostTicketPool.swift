@@ -22,15 +22,6 @@ import Foundation
 /// three workers sharing a host, a call every 20 ms a worker, a sixth of the
 /// server's statement time in the fleet benchmark.
 ///
-/// A request that may wait (`waitingUntil`) waits meanwhile for a ticket
-/// another request of this worker is done with, and gets it the moment that
-/// request gives it back, first come first served; when the backoff ends,
-/// the store is asked again. Before, a refused request asked the pool again
-/// every 20 ms, and a ticket given back meanwhile lay unused until then:
-/// with three workers sharing a host's 16 slots, each worker's requests
-/// beyond its share left its tickets idle for milliseconds between requests
-/// of a millisecond or two.
-///
 /// A call that fails (the store's error) backs off the same way, and the
 /// request hears "busy"; once calls have failed for `failureLimit` in a row,
 /// ``take(host:concurrency:delay:lease:)`` throws ``Unavailable`` instead,
@@ -99,11 +90,7 @@ actor HostTicketPool {
     /// Calls in a row that brought nothing, and until when the next one waits.
     var refusals = 0
     var refusedUntil: ContinuousClock.Instant?
-    /// Requests waiting for a ticket another request of this worker is
-    /// done with, first come first served, each with the timer that ends its wait.
-    var handOff: [(id: Int, continuation: CheckedContinuation<Int64?, Never>, timer: Task<Void, Never>?)] = []
   }
-  private var nextWaiterID = 0
 
   /// Ends a call to the store: the requests that waited for it look at the free tickets.
   private func wakeWaiting(_ host: String) {
@@ -130,35 +117,20 @@ actor HostTicketPool {
   }
 
   /// A ticket for one request to `host`, or nil when the fleet's budget for
-  /// it is spent (ask again shortly): at once without `waitingUntil`, or
-  /// when no ticket came by then. A store error reads as "busy", and the
-  /// next call to the store waits as after a refusal.
+  /// it is spent now (ask again shortly). A store error reads as nil, and
+  /// the next call waits as after a refusal.
   ///
   /// - Throws: ``Unavailable`` once the store's calls have failed for
   ///   `failureLimit` in a row (until one succeeds).
-  func take(
-    host: String, concurrency: Int, delay: Duration, lease: Duration, waitingUntil: ContinuousClock.Instant? = nil
-  ) async throws(Unavailable) -> Int64? {
-    let waitEnd = waitingUntil ?? clock.now
-    while true {
-      switch try await attempt(host: host, concurrency: concurrency, delay: delay, lease: lease, waitingUntil: waitEnd) {
-      case .ticket(let ticket): return ticket
-      case .busy: return nil
-      case .again: continue
-      }
-    }
-  }
-
-  private enum Attempt { case ticket(Int64), busy, again }
-
-  /// One look at the free tickets, one wait for a hand-off, or one call to the store.
-  private func attempt(
-    host: String, concurrency: Int, delay: Duration, lease: Duration, waitingUntil: ContinuousClock.Instant
-  ) async throws(Unavailable) -> Attempt {
+  func take(host: String, concurrency: Int, delay: Duration, lease: Duration) async throws(Unavailable) -> Int64? {
     // One call to the store per host at a time: requests starting meanwhile
-    // share what it brings, or wait for a hand-off when it brought nothing.
+    // share what it brings, or come back shortly when it brought nothing.
     if delay == .zero, hosts[host]?.calling == true {
       await withCheckedContinuation { hosts[host]!.waiting.append($0) }
+      guard hosts[host]?.free.isEmpty == false else {
+        try checkFailures(host, now: clock.now)
+        return nil
+      }
     }
     let now = clock.now
     var entry = hosts[host] ?? Host()
@@ -166,23 +138,13 @@ actor HostTicketPool {
     if delay == .zero, let ticket = entry.free.popLast() {
       entry.inUse[ticket.id] = ticket.holdUntil
       hosts[host] = entry
-      return .ticket(ticket.id)
+      return ticket.id
     }
-    // Refused a moment ago: busy, without asking again yet. Without a
-    // delay, the request waits for a ticket that a request of this worker
-    // gives back while it holds it (before, it asked again every 20 ms, and
-    // a ticket freed meanwhile lay unused until then), at most until the
-    // backoff ends (then the store is asked again) or until `waitingUntil`.
+    // Refused a moment ago: busy, without asking again yet.
     if let until = entry.refusedUntil, now < until, delay == .zero || failingSince != nil {
       hosts[host] = entry
       try checkFailures(host, now: now)
-      guard delay == .zero, now < waitingUntil, !Task.isCancelled else { return .busy }
-      if let ticket = await handedOff(host, until: min(until, waitingUntil)) { return .ticket(ticket) }
-      if clock.now >= waitingUntil || Task.isCancelled {
-        try checkFailures(host, now: clock.now)
-        return .busy
-      }
-      return .again
+      return nil
     }
     let count = delay == .zero ? max(1, concurrency - entry.inUse.count) : 1
     let returning = entry.returning
@@ -204,17 +166,15 @@ actor HostTicketPool {
       lastFailure = error
       refused(host, at: now)
       try checkFailures(host, now: clock.now)
-      // Without a delay, the request waits (above) for a hand-off meanwhile.
-      return delay == .zero && clock.now < waitingUntil ? .again : .busy
+      return nil
     case .success(let tickets):
       granted = tickets
       failingSince = nil
       lastFailure = nil
     }
     guard let first = granted.first else {
-      guard delay == .zero else { return .busy }
-      refused(host, at: now)
-      return clock.now < waitingUntil ? .again : .busy
+      if delay == .zero { refused(host, at: now) }
+      return nil
     }
     hosts[host, default: Host()].refusals = 0
     hosts[host, default: Host()].refusedUntil = nil
@@ -227,52 +187,8 @@ actor HostTicketPool {
         try? await clock.sleep(until: holdUntil)
         await self.retireAndFlush(host)
       }
-      handOutFree(host)
     }
-    return .ticket(first)
-  }
-
-  /// Waits until a request of this worker gives `host` a ticket back, or
-  /// until `deadline`, or cancellation; returns the ticket, marked in use.
-  private func handedOff(_ host: String, until deadline: ContinuousClock.Instant) async -> Int64? {
-    let id = nextWaiterID
-    nextWaiterID += 1
-    return await withTaskCancellationHandler {
-      await withCheckedContinuation { (continuation: CheckedContinuation<Int64?, Never>) in
-        // Cancelled before the wait began: the handler's call came first and found nothing.
-        if Task.isCancelled { return continuation.resume(returning: nil) }
-        let timer = Task { [clock] in
-          guard (try? await clock.sleep(until: deadline)) != nil else { return }
-          self.endWait(host, id: id)
-        }
-        hosts[host, default: Host()].handOff.append((id, continuation, timer))
-      }
-    } onCancel: {
-      Task { await self.endWait(host, id: id) }
-    }
-  }
-
-  /// Ends one hand-off wait without a ticket (its deadline, or cancellation).
-  private func endWait(_ host: String, id: Int) {
-    guard let index = hosts[host]?.handOff.firstIndex(where: { $0.id == id }) else { return }
-    let waiter = hosts[host]!.handOff.remove(at: index)
-    waiter.timer?.cancel()
-    waiter.continuation.resume(returning: nil)
-  }
-
-  /// Gives free tickets still in their hold to the requests waiting for a hand-off.
-  private func handOutFree(_ host: String) {
-    guard var entry = hosts[host], !entry.handOff.isEmpty, !entry.free.isEmpty else { return }
-    retireFree(&entry, now: clock.now)
-    var resumed: [(CheckedContinuation<Int64?, Never>, Int64)] = []
-    while !entry.handOff.isEmpty, let ticket = entry.free.popLast() {
-      let waiter = entry.handOff.removeFirst()
-      waiter.timer?.cancel()
-      entry.inUse[ticket.id] = ticket.holdUntil
-      resumed.append((waiter.continuation, ticket.id))
-    }
-    hosts[host] = entry
-    for (continuation, ticket) in resumed { continuation.resume(returning: ticket) }
+    return first
   }
 
   /// Throws ``Unavailable`` when the store's calls have failed for `failureLimit` by `now`.
@@ -297,13 +213,7 @@ actor HostTicketPool {
   func give(host: String, ticket: Int64) async {
     guard let holdUntil = hosts[host]?.inUse.removeValue(forKey: ticket) else { return }
     let now = clock.now
-    if now < holdUntil, !hosts[host]!.handOff.isEmpty {
-      // A request of this worker waits for one: it is its at once.
-      let waiter = hosts[host]!.handOff.removeFirst()
-      waiter.timer?.cancel()
-      hosts[host]!.inUse[ticket] = holdUntil
-      waiter.continuation.resume(returning: ticket)
-    } else if now < holdUntil {
+    if now < holdUntil {
       hosts[host]!.free.append((ticket, holdUntil))
       // A host with nothing in flight gives its unused tickets back soon:
       // this worker may be done with it.

@@ -73,12 +73,6 @@ struct StoreHostBudget: SharedHostBudget {
     try await pool.take(host: host, concurrency: concurrency, delay: delay, lease: lease)
   }
 
-  func take(
-    host: String, concurrency: Int, delay: Duration, lease: Duration, waitingUntil: ContinuousClock.Instant
-  ) async throws -> Int64? {
-    try await pool.take(host: host, concurrency: concurrency, delay: delay, lease: lease, waitingUntil: waitingUntil)
-  }
-
   func give(host: String, ticket: Int64) async {
     await pool.give(host: host, ticket: ticket)
   }
