@@ -5,7 +5,7 @@
 # Prints one table (pages/s, worker and server CPU per page) and the issue's targets.
 # With --statements, also the statements that cost the server most per page (pg_stat_statements).
 # Usage: Benchmarks/run-fleet-bench.sh [--products N] [--max-workers N] [--change-every N] [--delay-ms MS] [--statements]
-#        [--variants as-is,no-order-lock,no-coverage,forage:PATH,...] [--rounds N] [--no-away] [--worker-cores C] (see fleet_bench.py --help)
+#        [--variants as-is,no-order-lock,no-coverage,forage:PATH,...] [--rounds N] [--no-away] [--worker-cores C] [--per-host-concurrency N] (see fleet_bench.py --help)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup

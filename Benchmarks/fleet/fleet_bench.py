@@ -480,6 +480,22 @@ class CPUCap:
                 f.write(str(os.getpid()))
         return enter
 
+    def throttling(self):
+        """(periods, periods throttled, seconds throttled) summed over the cgroups made."""
+        periods = throttled = seconds = 0
+        for path in self.dirs:
+            try:
+                with open(os.path.join(path, "cpu.stat")) as f:
+                    stat = dict(line.split() for line in f if len(line.split()) == 2)
+            except OSError:
+                continue
+            periods += int(stat.get("nr_periods", 0))
+            throttled += int(stat.get("nr_throttled", 0))
+            # v2 counts microseconds, v1 nanoseconds.
+            seconds += int(stat["throttled_usec"]) / 1e6 if "throttled_usec" in stat \
+                else int(stat.get("throttled_time", 0)) / 1e9
+        return periods, throttled, seconds
+
     def remove(self):
         """Removes every cgroup made (their processes have exited)."""
         for path in self.dirs:
@@ -518,6 +534,10 @@ def crawl(forage, cfg, store, workers, server, env=None, nginx=None, cap=None):
             changed += s["recordsChanged"]
     finally:
         if cap:
+            periods, throttled, held = cap.throttling()
+            if periods:
+                print(f"  (the workers' cgroups: held in {throttled} of {periods} periods, {100 * throttled / periods:.0f}%,"
+                      f" {held:.2f} s in all)", file=sys.stderr)
             cap.remove()
     wall = time.monotonic() - start
     machine = machine_share(machine_before, machine_ticks())
@@ -572,6 +592,9 @@ def main():
                          "before the workers start), no-coverage (crawl_fields rows skipped), several joined by '+', "
                          "sql:STATEMENT (run in the new store), env:NAME=VALUE (the workers get NAME=VALUE, for an "
                          "experimental build), forage:PATH (another build, e.g. main's, for its stores and crawls); the targets are judged on the first (default as-is)")
+    ap.add_argument("--per-host-concurrency", type=int, default=0,
+                    help="the shop's requests at once, fleet-wide, and each worker's (default the crawl "
+                         "benchmark's 16)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="run every variant's crawls this many times, alternating (default 1)")
     ap.add_argument("--no-away", action="store_true", help="leave out the worker 1 ms away")
@@ -604,7 +627,10 @@ def main():
     try:
         cfg = os.path.join(work, "forage.json")
         with open(cfg, "w") as f:
-            json.dump(crawl_config(f"http://127.0.0.1:{nginx_port}"), f)
+            config = crawl_config(f"http://127.0.0.1:{nginx_port}")
+            if args.per_host_concurrency:
+                config["fetch"]["perHostConcurrency"] = config["fetch"]["concurrency"] = args.per_host_concurrency
+            json.dump(config, f)
 
         reference = {}
 
@@ -689,7 +715,8 @@ def report(args, rows, fsync, proxy, judged, several):
         return next((r for r in rows if (r.store, r.workers, r.case) == (store, workers, case)
                      and r.variant in ("", judged)), None)
 
-    print(f"site: {args.products} products, nginx on loopback; 16 requests at once, no delay (the host's 16 "
+    at_once = args.per_host_concurrency or 16
+    print(f"site: {args.products} products, nginx on loopback; {at_once} requests at once, no delay (the host's {at_once} "
           f"are shared by a fleet's workers: fleet-wide politeness); the recrawl finds every {args.change_every}th product's price changed")
     print(f"PostgreSQL: fsync {fsync}, on this machine ({os.cpu_count()} cores) beside the workers and nginx; "
           f"'1 ms away': every chunk held {args.delay_ms:g} ms each way by a proxy on loopback "
