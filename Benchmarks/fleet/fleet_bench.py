@@ -603,6 +603,8 @@ def main():
                          "its own: a fleet of small machines sharing the server (needs root)")
     args = ap.parse_args()
     cap = CPUCap(args.worker_cores) if args.worker_cores else None
+    if args.per_host_concurrency < 0:
+        sys.exit(f"--per-host-concurrency: {args.per_host_concurrency} is not a number of requests (1 or more)")
     variants = [parse_variant(v, args.forage) for v in args.variants.split(",") if v]
     url = os.environ.get("FORAGE_TEST_POSTGRES_URL")
     data = os.environ.get("FORAGE_TEST_POSTGRES_DATA")
@@ -715,7 +717,7 @@ def report(args, rows, fsync, proxy, judged, several):
         return next((r for r in rows if (r.store, r.workers, r.case) == (store, workers, case)
                      and r.variant in ("", judged)), None)
 
-    at_once = args.per_host_concurrency or 16
+    at_once = args.per_host_concurrency or crawl_config("")["fetch"]["perHostConcurrency"]
     print(f"site: {args.products} products, nginx on loopback; {at_once} requests at once, no delay (the host's {at_once} "
           f"are shared by a fleet's workers: fleet-wide politeness); the recrawl finds every {args.change_every}th product's price changed")
     print(f"PostgreSQL: fsync {fsync}, on this machine ({os.cpu_count()} cores) beside the workers and nginx; "
